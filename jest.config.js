@@ -1,0 +1,26 @@
+// Three tiers, each its own Jest project: unit (no network), infra (CDK template assertions),
+// e2e (the local stack over real HTTP against the service emulator).
+/** ESM-only packages that Jest (CommonJS) must transform. */
+const esmPackages = ['@middy', 'fauxqs'];
+
+const base = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.(t|j|mj)s$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], slowTestThreshold: 30 },
+  ],
+};

@@ -1,0 +1,80 @@
+/**
+ * Files the local stack keeps in its data directory so that other processes (the CLI, tests, a second
+ * terminal) find it: `endpoints.json` says where each emulator of a running stack listens. It never holds a
+ * secret value.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+/** Where the parts of a running local stack (or a standalone emulator) listen. */
+export interface LocalEndpoints {
+  /** Base URL of the local HTTP API (webhooks, jobs). */
+  api?: string;
+  /** The Document Generation Service emulator. */
+  docgen?: { baseUrl: string };
+  /** Local AWS emulators and the resources created in them. */
+  aws?: {
+    region: string;
+    s3: string;
+    sqs: string;
+    dynamodb: string;
+    bucket: string;
+    queueUrl: string;
+    dlqUrl: string;
+    table: string;
+  };
+  /** Process id of the stack that wrote the file. */
+  pid?: number;
+}
+
+const endpointsFile = (dataDir: string): string => join(dataDir, 'endpoints.json');
+
+/** Reads the endpoints of a running local stack, or undefined when none wrote them. */
+export async function readEndpoints(dataDir: string): Promise<LocalEndpoints | undefined> {
+  try {
+    return JSON.parse(await readFile(endpointsFile(dataDir), 'utf8')) as LocalEndpoints;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Merges `update` into the endpoints file, atomically (write to a temporary file, then rename). */
+export async function writeEndpoints(dataDir: string, update: LocalEndpoints): Promise<void> {
+  const current = (await readEndpoints(dataDir)) ?? {};
+  await writeJsonAtomic(endpointsFile(dataDir), { ...current, ...update });
+}
+
+/** Writes JSON to `file` through a temporary file and a rename, so readers never see half a file. */
+export async function writeJsonAtomic(file: string, value: unknown, mode = 0o644): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
+  await rename(tmp, file);
+}
+
+/**
+ * Makes sure the local secrets file exists and holds every named secret, creating development values for
+ * the missing ones (random, so no two clones share them). Returns the names it created.
+ */
+export async function ensureDevSecrets(file: string, names: readonly string[]): Promise<string[]> {
+  let values: Record<string, string> = {};
+  try {
+    values = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const created = names.filter((name) => typeof values[name] !== 'string' || values[name] === '');
+  if (created.length === 0) return [];
+  for (const name of created) values[name] = devSecretValue(name);
+  await writeJsonAtomic(file, values, 0o600);
+  return created;
+}
+
+/** A development value for a secret; Standard Webhooks secrets take their `whsec_` form. */
+function devSecretValue(name: string): string {
+  const bytes = randomBytes(24);
+  return /standard|svix|whsec/i.test(name)
+    ? `whsec_${bytes.toString('base64')}`
+    : `dev_${bytes.toString('hex')}`;
+}
