@@ -1,0 +1,108 @@
+/** `docrelay templates list|show <id> [--json]`: the service's templates, or one with its properties. */
+import { parseArgs } from 'node:util';
+import { readLocalSettings } from '../../functions/commons/env';
+import type { Template } from '../../functions/docgen/types';
+import { connectDocgenClient } from '../../local/service-connection';
+import { CliError, type CommandRun } from './types';
+
+const USAGE = 'usage: docrelay templates list [--json] | docrelay templates show <id> [--json]';
+
+/** Lists the templates as a table, or shows one template's files and properties. */
+export const run: CommandRun = async (ctx) => {
+  let positionals: string[];
+  let json: boolean;
+  try {
+    const parsed = parseArgs({
+      args: ctx.argv,
+      options: { json: { type: 'boolean', default: false } },
+      allowPositionals: true,
+      strict: true,
+    });
+    positionals = parsed.positionals;
+    json = parsed.values.json === true;
+  } catch (error) {
+    throw new CliError(`${error instanceof Error ? error.message : String(error)} (${USAGE})`, 2);
+  }
+  const [sub, id, ...extra] = positionals;
+  if (sub === 'list') {
+    if (id !== undefined) throw new CliError(`templates list takes no argument, got "${id}" (${USAGE})`, 2);
+  } else if (sub === 'show') {
+    if (id === undefined || id.trim() === '')
+      throw new CliError(`templates show needs a template id (${USAGE})`, 2);
+    if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}" (${USAGE})`, 2);
+  } else {
+    throw new CliError(sub === undefined ? USAGE : `unknown subcommand "${sub}" (${USAGE})`, 2);
+  }
+
+  const settings = readLocalSettings(ctx.env, ctx.cwd);
+  const { client } = await connectDocgenClient(settings);
+  if (sub === 'list') {
+    const templates = await client.listAllTemplates();
+    ctx.stdout.write(json ? `${JSON.stringify(templates, null, 2)}\n` : formatTemplateList(templates));
+    return 0;
+  }
+  const template = await client.getTemplate(id as string);
+  ctx.stdout.write(json ? `${JSON.stringify(template, null, 2)}\n` : formatTemplate(template));
+  return 0;
+};
+
+/** The template list as a table: id, name, created, number of files. */
+export function formatTemplateList(templates: readonly Template[]): string {
+  if (templates.length === 0) return 'no templates in this workspace\n';
+  return formatTable(
+    ['ID', 'NAME', 'CREATED', 'FILES'],
+    templates.map((t) => [t.id, t.name, t.createdDateTime, String(t.files.length)]),
+  );
+}
+
+/** One template: its files (with the properties each uses) and its properties. */
+export function formatTemplate(template: Template): string {
+  const lines: string[] = [`template ${printable(template.id)}: ${printable(template.name)}`];
+  if (template.createdDateTime !== '') lines.push(`created:  ${printable(template.createdDateTime)}`);
+  if (template.description !== undefined && template.description !== '') {
+    lines.push(`description: ${printable(template.description)}`);
+  }
+  lines.push('', `files (${template.files.length}):`);
+  for (const file of template.files) {
+    lines.push(`  ${printable(file.id)}  ${printable(file.filename)}  ${printable(file.mimeType)}`);
+    const used = file.usedProperties ?? [];
+    const usedText =
+      used.length === 0
+        ? '(none listed)'
+        : used.map((u) => `${printable(u.name)}${u.required ? ' (required)' : ''}`).join(', ');
+    lines.push(`    uses: ${usedText}`);
+  }
+  if (template.files.length > 1) {
+    lines.push('  (more than one file: choose one with templateFileId when generating documents)');
+  }
+  const properties = template.properties ?? [];
+  lines.push('', `properties (${properties.length}):`);
+  const table =
+    properties.length === 0
+      ? '  (none)\n'
+      : formatTable(
+          ['NAME', 'TYPE', 'LABEL', 'ALLOWED VALUES', 'DEFAULT'],
+          properties.map((p) => [
+            p.name,
+            p.multipleValues ? `${p.type}[]` : p.type,
+            p.label ?? '',
+            p.allowedValues?.join(' | ') ?? '',
+            p.defaultValue ?? '',
+          ]),
+          '  ',
+        );
+  return `${lines.join('\n')}\n${table}`;
+}
+
+/** Left-aligned columns separated by two spaces. */
+function formatTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>, indent = ''): string {
+  const cells = [header, ...rows].map((row) => row.map((cell) => printable(cell)));
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  return cells
+    .map((row) => `${indent}${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd())
+    .join('\n')
+    .concat('\n');
+}
+
+// Text from the service goes to a terminal: control characters could rewrite it.
+const printable = (text: string): string => text.replace(/\p{Cc}/gu, '?');
