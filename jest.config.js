@@ -5,6 +5,8 @@ const esmPackages = ['@middy', 'fauxqs'];
 
 const base = {
   testEnvironment: 'node',
+  // fauxqs exports only an `import` entry; point Jest at it (the transform above makes it CommonJS).
+  moduleNameMapper: { '^fauxqs$': '<rootDir>/node_modules/fauxqs/dist/app.js' },
   transform: {
     '^.+\\.(t|j|mj)s$': [
       '@swc/jest',

@@ -1,0 +1,16 @@
+/**
+ * The environment variables docrelay's Lambda functions read: the contract between the CDK construct that
+ * sets them (lib/) and the runtime that reads them (functions/commons/env.ts). Constants only.
+ */
+/** The Lambda environment variables docrelay's functions read. */
+export const LAMBDA_ENV = {
+  configPath: 'DOCRELAY_CONFIG_PATH',
+  tableName: 'DOCRELAY_TABLE',
+  queueUrl: 'DOCRELAY_QUEUE_URL',
+  dlqUrl: 'DOCRELAY_DLQ_URL',
+  bucket: 'DOCRELAY_BUCKET',
+  eventBusName: 'DOCRELAY_EVENT_BUS',
+  sealingSecretName: 'DOCRELAY_SEALING_SECRET',
+  maxReceiveCount: 'DOCRELAY_MAX_RECEIVE_COUNT',
+  leaseSeconds: 'DOCRELAY_LEASE_SECONDS',
+} as const;

@@ -1,0 +1,459 @@
+/**
+ * The one schema of docrelay's YAML configuration: the TypeScript types, the runtime validation and (through
+ * `z.toJSONSchema`) the JSON Schema for editors all come from here. The CDK code in lib/ imports it too, so
+ * it imports nothing but zod and jsonata (no Node, no Lambda).
+ */
+import { z } from 'zod';
+import { checkExpressionSyntax } from './expressions';
+
+/** Verification schemes docrelay knows. */
+export const VERIFY_SCHEMES = [
+  'github',
+  'stripe',
+  'shopify',
+  'slack',
+  'standard-webhooks',
+  'hmac-sha256',
+  'token',
+  'none',
+] as const;
+
+/** One of `VERIFY_SCHEMES`. */
+export type VerifyScheme = (typeof VERIFY_SCHEMES)[number];
+
+/** Placeholders `storage.keyPattern` may use. */
+export const KEY_PATTERN_PLACEHOLDERS = [
+  'integration',
+  'rule',
+  'yyyy',
+  'MM',
+  'dd',
+  'HH',
+  'mm',
+  'jobId',
+  'deliveryId',
+  'documentId',
+  'templateId',
+  'templateFileId',
+  'fileId',
+  'filename',
+] as const;
+
+/** The default `storage.keyPattern`. */
+export const DEFAULT_KEY_PATTERN = '{integration}/{yyyy}/{MM}/{dd}/{jobId}/{filename}';
+
+/** Default tolerance of timestamped signatures (stripe, slack, standard-webhooks), in seconds. */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** Largest `ingest.maxBodyBytes`: below API Gateway's 10 MB and Lambda's 6 MB synchronous payload limits. */
+export const MAX_BODY_BYTES_LIMIT = 6_000_000;
+
+// Which schemes take each scheme-specific option; anything else is rejected with this list in the message.
+const OPTION_SCHEMES = {
+  header: ['hmac-sha256', 'token'],
+  encoding: ['hmac-sha256'],
+  prefix: ['hmac-sha256'],
+  toleranceSeconds: ['stripe', 'slack', 'standard-webhooks'],
+  allowUnsigned: ['none'],
+} as const satisfies Record<string, readonly VerifyScheme[]>;
+
+const URL_SAFE_ID = /^[a-z0-9][a-z0-9-_]{0,63}$/i;
+const LOOPBACK_HOST = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+// Secrets Manager's name alphabet; a pasted secret *value* usually breaks it or has a telltale prefix.
+const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
+const SECRET_VALUE_PREFIXES = ['whsec_', 'sk_live_', 'sk_test_', 'shpss_', 'xoxb-', 'xoxp-'];
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const describeInput = (input: unknown): string =>
+  input === null
+    ? 'null'
+    : Array.isArray(input)
+      ? 'a list'
+      : typeof input === 'object'
+        ? 'a mapping'
+        : typeof input;
+
+/** A JSONata expression: a non-empty string that compiles. YAML numbers and booleans get a hint to quote. */
+const expression = (what: string) =>
+  z
+    .string({
+      error: (issue) =>
+        typeof issue.input === 'number' || typeof issue.input === 'boolean'
+          ? `${what} must be a JSONata expression string; for the constant ${issue.input} write "${issue.input}" (quoted)`
+          : undefined,
+    })
+    .min(1, `${what} must not be empty`)
+    .superRefine((source, ctx) => {
+      const problem = checkExpressionSyntax(source);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem.message });
+    })
+    .describe(`${what}: a JSONata expression`);
+
+/** A string YAML might have read as a number (ids): the message tells the user to quote it. */
+const quotedString = (what: string) =>
+  z.string({
+    error: (issue) =>
+      typeof issue.input === 'number'
+        ? `${what} must be a string: quote it, e.g. "${issue.input}" (a YAML number loses leading zeros)`
+        : undefined,
+  });
+
+const isLoopback = (url: URL): boolean => LOOPBACK_HOST.test(url.hostname);
+
+const httpsUrl = () =>
+  z
+    .url({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be an absolute URL') })
+    .superRefine((text, ctx) => {
+      const url = new URL(text);
+      if (url.protocol === 'https:') return;
+      if (url.protocol === 'http:' && isLoopback(url)) return;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must use https (http only for localhost, 127.0.0.1 or [::1]), got ${url.protocol}//${url.host}`,
+      });
+    });
+
+const origin = httpsUrl().superRefine((text, ctx) => {
+  const url = new URL(text);
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') {
+    ctx.addIssue({
+      code: 'custom',
+      message: `a download origin is scheme://host[:port] only, e.g. ${url.origin} (no path or query)`,
+    });
+  }
+});
+
+const secretName = z
+  .string()
+  .min(1, 'a secret name must not be empty')
+  .superRefine((name, ctx) => {
+    if (SECRET_VALUE_PREFIXES.some((prefix) => name.startsWith(prefix))) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'this looks like a secret value: put the secret NAME here (e.g. docrelay/stripe-webhook) and its value in Secrets Manager or DOCRELAY_SECRETS_FILE',
+      });
+    } else if (!SECRET_NAME.test(name)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a secret name uses only letters, digits and /_+=.@- (at most 512 characters)',
+      });
+    }
+  });
+
+/** `service`: where the Document Generation Service is and how docrelay talks to it. */
+export const ServiceConfigSchema = z
+  .strictObject({
+    baseUrl: httpsUrl().describe('Service root; every operation is under /v1.0.'),
+    apiKeySecret: secretName
+      .default('docrelay/service-api-key')
+      .describe('Name of the secret holding the API key (AWS: Secrets Manager).'),
+    downloadOrigins: z
+      .array(origin)
+      .default([])
+      .describe("Origins allowed for generated files' download links besides the service's own."),
+    maxConcurrency: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(100)
+      .default(4)
+      .describe('Generations in flight at most.'),
+    timeoutSeconds: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(300)
+      .default(30)
+      .describe('Timeout of one request to the service, in seconds.'),
+  })
+  .describe('The Document Generation Service.');
+
+const keyPattern = z
+  .string()
+  .min(1)
+  .superRefine((pattern, ctx) => {
+    const known: readonly string[] = KEY_PATTERN_PLACEHOLDERS;
+    const used = [...pattern.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] ?? '');
+    for (const name of used) {
+      if (!known.includes(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown placeholder {${name}}; known: ${known.map((k) => `{${k}}`).join(', ')}`,
+        });
+      }
+    }
+    if (/[{}]/.test(pattern.replace(/\{[^{}]*\}/g, ''))) {
+      ctx.addIssue({ code: 'custom', message: 'unbalanced "{" or "}"' });
+    }
+    if (pattern.startsWith('/')) {
+      ctx.addIssue({ code: 'custom', message: 'an S3 key must not start with "/"' });
+    }
+    const has = (name: string) => used.includes(name);
+    // Two files must never land on the same key: one placeholder names the job or file, one the file itself.
+    if (!has('jobId') && !has('documentId') && !has('fileId')) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must contain {jobId}, {documentId} or {fileId}, so that every document gets its own key',
+      });
+    }
+    if (!has('filename') && !has('fileId')) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'must contain {filename} or {fileId}, so that the files of one document do not overwrite each other',
+      });
+    }
+  });
+
+/** `storage`: where generated files land in S3. */
+export const StorageConfigSchema = z
+  .strictObject({
+    keyPattern: keyPattern
+      .default(DEFAULT_KEY_PATTERN)
+      .describe(
+        `S3 key of each file; placeholders: ${KEY_PATTERN_PLACEHOLDERS.map((k) => `{${k}}`).join(' ')}.`,
+      ),
+  })
+  .describe('Where generated files are stored.');
+
+/** `ingest`: limits of the webhook endpoint. */
+export const IngestConfigSchema = z
+  .strictObject({
+    maxBodyBytes: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(MAX_BODY_BYTES_LIMIT, `must be at most ${MAX_BODY_BYTES_LIMIT} (the Lambda payload limit)`)
+      .default(1_048_576)
+      .describe('Largest accepted webhook body, in bytes (413 above).'),
+  })
+  .describe('Limits of the webhook endpoint.');
+
+/** `integrations[].verify`: how a delivery's authenticity is checked. */
+export const VerifyConfigSchema = z
+  .strictObject({
+    scheme: z
+      .enum(VERIFY_SCHEMES, { error: `scheme must be one of ${VERIFY_SCHEMES.join(', ')}` })
+      .describe('Signature scheme of the sender.'),
+    secret: z
+      .union([secretName, z.array(secretName).min(1, 'give at least one secret name').max(5)])
+      .optional()
+      .describe('Secret name, or several while a secret is rotated (any of them verifies).'),
+    header: z
+      .string()
+      .regex(HEADER_NAME, 'must be an HTTP header name')
+      .optional()
+      .describe(
+        'hmac-sha256: header carrying the signature (required); token: header (default Authorization).',
+      ),
+    encoding: z.enum(['hex', 'base64']).optional().describe('hmac-sha256: signature encoding (default hex).'),
+    prefix: z.string().optional().describe('hmac-sha256: text before the signature, e.g. "sha256=".'),
+    toleranceSeconds: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(86_400)
+      .optional()
+      .describe(
+        `stripe, slack, standard-webhooks: accepted clock skew (default ${DEFAULT_TOLERANCE_SECONDS}).`,
+      ),
+    allowUnsigned: z
+      .boolean()
+      .optional()
+      .describe('none: must be true, to say that accepting unsigned deliveries is intended.'),
+  })
+  .superRefine((verify, ctx) => {
+    for (const [option, schemes] of Object.entries(OPTION_SCHEMES)) {
+      const readonlySchemes: readonly string[] = schemes;
+      if (verify[option as keyof typeof verify] !== undefined && !readonlySchemes.includes(verify.scheme)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [option],
+          message: `scheme ${verify.scheme} does not take ${option} (only ${schemes.join(', ')} ${schemes.length === 1 ? 'does' : 'do'})`,
+        });
+      }
+    }
+    if (verify.scheme === 'none') {
+      if (verify.secret !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['secret'], message: 'scheme none takes no secret' });
+      }
+      if (verify.allowUnsigned !== true) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['allowUnsigned'],
+          message: 'scheme none accepts unsigned deliveries from anyone: set allowUnsigned: true to confirm',
+        });
+      }
+    } else if (verify.secret === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secret'],
+        message: `scheme ${verify.scheme} requires secret (the name of the secret holding the signing key)`,
+      });
+    }
+    if (verify.scheme === 'hmac-sha256' && verify.header === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['header'],
+        message: 'scheme hmac-sha256 requires header (the header carrying the signature)',
+      });
+    }
+  })
+  .transform((verify) => {
+    // Scheme defaults are filled here so every consumer (ingest, CLI send, CDK) sees the same values.
+    const out = { ...verify };
+    if (out.header !== undefined) out.header = out.header.toLowerCase();
+    if (out.scheme === 'token') out.header ??= 'authorization';
+    if (out.scheme === 'hmac-sha256') out.encoding ??= 'hex';
+    if (out.scheme === 'stripe' || out.scheme === 'slack' || out.scheme === 'standard-webhooks') {
+      out.toleranceSeconds ??= DEFAULT_TOLERANCE_SECONDS;
+    }
+    return out;
+  })
+  .describe('How deliveries are verified.');
+
+const propertyName = z
+  .string()
+  .min(1)
+  .refine((name) => !RESERVED_KEYS.has(name), 'this name is reserved (prototype pollution guard)');
+
+// Uniqueness checks run even when some elements are invalid (zod skips refinements after an issue by
+// default), so that a duplicate is reported in the same run as everything else; hence the defensive reads.
+const always = (): boolean => true;
+
+const uniqueNames =
+  (field: 'id' | 'name', message: (name: string, first: number) => string) =>
+  (items: unknown, ctx: z.RefinementCtx): void => {
+    if (!Array.isArray(items)) return;
+    const seen = new Map<string, number>();
+    items.forEach((item: unknown, index) => {
+      const name =
+        typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
+      if (typeof name !== 'string') return;
+      const key = name.toLowerCase();
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, index);
+      else ctx.addIssue({ code: 'custom', path: [index, field], message: message(name, first) });
+    });
+  };
+
+/** `integrations[].documents[].template`: which template (and file) a rule generates. */
+export const TemplateRefSchema = z.strictObject({
+  id: quotedString('template.id')
+    .regex(/^\d+$/, 'template.id is the numeric id of a template, e.g. "9001" (see docrelay templates list)')
+    .describe('Template id (a numeric string: quote it).'),
+  fileId: quotedString('template.fileId')
+    .min(1)
+    .optional()
+    .describe('Template file id; required when the template has several files.'),
+});
+
+/** `integrations[].documents[]`: a rule; when `when` holds, one document is generated. */
+export const DocumentRuleSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(URL_SAFE_ID, 'a rule name is 1-64 letters, digits, "-" or "_", starting with a letter or digit')
+      .describe('Rule name, unique within the integration.'),
+    when: expression('when').optional().describe('JSONata predicate; the rule applies when it is truthy.'),
+    template: TemplateRefSchema,
+    data: z
+      .record(propertyName, expression('a data value'))
+      .describe('Template property name -> JSONata expression giving its value.'),
+  })
+  .describe('A rule: when it holds, one document is generated.');
+
+const eventPattern = z
+  .record(z.string(), z.unknown())
+  .superRefine((pattern, ctx) => {
+    const keys = Object.keys(pattern);
+    if (keys.length === 0) ctx.addIssue({ code: 'custom', message: 'an event pattern must not be empty' });
+    for (const key of keys) {
+      const value = pattern[key];
+      if (typeof value !== 'object' || value === null) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `an event pattern value is a list of matches (e.g. ["${String(value)}"]) or a nested mapping`,
+        });
+      }
+    }
+  })
+  .describe('EventBridge event pattern, e.g. { source: ["myapp.orders"], detail-type: ["Order Paid"] }.');
+
+/** `integrations[]`: one webhook source (and/or EventBridge event source). */
+export const IntegrationConfigSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(
+        URL_SAFE_ID,
+        'an integration id is 1-64 letters, digits, "-" or "_", starting with a letter or digit',
+      )
+      .describe('Integration id; the webhook URL is POST /v1/hooks/{id}.'),
+    verify: VerifyConfigSchema,
+    deliveryId: expression('deliveryId')
+      .optional()
+      .describe(
+        'JSONata giving the delivery id (deduplication); default per scheme, else the SHA-256 of the body.',
+      ),
+    eventBridge: z
+      .strictObject({ eventPattern })
+      .optional()
+      .describe('Also take matching EventBridge events as deliveries.'),
+    documents: z
+      .array(DocumentRuleSchema)
+      .min(1, 'an integration needs at least one document rule')
+      .superRefine(
+        uniqueNames('name', (name, first) => `duplicate rule name "${name}" (also documents[${first}])`),
+        {
+          when: always,
+        },
+      ),
+  })
+  .describe('One source of deliveries and its document rules.');
+
+/** The whole configuration file. */
+export const DocrelayConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('JSON Schema reference for editors; ignored.'),
+    service: ServiceConfigSchema,
+    storage: StorageConfigSchema.prefault({}),
+    ingest: IngestConfigSchema.prefault({}),
+    integrations: z
+      .array(IntegrationConfigSchema)
+      .min(1, 'configure at least one integration')
+      .superRefine(
+        uniqueNames(
+          'id',
+          (id, first) =>
+            `duplicate integration id "${id}" (also integrations[${first}]; ids are case-insensitive)`,
+        ),
+        { when: always },
+      ),
+  })
+  .describe('docrelay configuration');
+
+/** The validated configuration, defaults filled. */
+export type DocrelayConfig = z.output<typeof DocrelayConfigSchema>;
+/** The configuration as written (defaults optional). */
+export type DocrelayConfigInput = z.input<typeof DocrelayConfigSchema>;
+/** `service` after validation. */
+export type ServiceConfig = z.output<typeof ServiceConfigSchema>;
+/** `storage` after validation. */
+export type StorageConfig = z.output<typeof StorageConfigSchema>;
+/** `ingest` after validation. */
+export type IngestConfig = z.output<typeof IngestConfigSchema>;
+/** One integration after validation. */
+export type IntegrationConfig = z.output<typeof IntegrationConfigSchema>;
+/** `verify` after validation (scheme defaults filled, header lower-cased). */
+export type VerifyConfig = z.output<typeof VerifyConfigSchema>;
+/** One document rule after validation. */
+export type DocumentRule = z.output<typeof DocumentRuleSchema>;
+/** A rule's template reference. */
+export type TemplateRef = z.output<typeof TemplateRefSchema>;
+
+/** A short description of a YAML value's type, for messages. */
+export const describeValueType = describeInput;
