@@ -3,6 +3,7 @@
  * Local variables are those of product-spec.md; Lambda variables are set by the CDK construct.
  */
 import { resolve } from 'node:path';
+import { LAMBDA_ENV } from '../config/lambda-env';
 
 type Env = Record<string, string | undefined>;
 
@@ -40,5 +41,50 @@ export function readLocalSettings(env: Env = process.env, cwd: string = process.
     docgenApiKey: nonEmpty(env.DOCGEN_API_KEY),
     secretsFile: resolve(cwd, nonEmpty(env.DOCRELAY_SECRETS_FILE) ?? resolve(dataDir, 'secrets.json')),
     dataDir,
+  };
+}
+
+/** Settings of a Lambda function, set by the CDK construct (lib/docrelay.ts). */
+export interface LambdaSettings {
+  /** Path of the configuration file bundled with the function. */
+  readonly configPath: string;
+  readonly tableName: string;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly bucket: string;
+  /** EventBridge bus for docrelay's events; the default bus when absent. */
+  readonly eventBusName?: string;
+  /** Secret that seals payloads and links at rest. */
+  readonly sealingSecretName: string;
+  readonly maxReceiveCount: number;
+  /** The jobs queue's visibility timeout, in seconds (a worker's lease). */
+  readonly leaseSeconds: number;
+}
+
+/** Reads a Lambda function's settings; a missing one is a deployment error named in the message. */
+export function readLambdaSettings(env: Env = process.env): LambdaSettings {
+  const required = (key: keyof typeof LAMBDA_ENV): string => {
+    const value = nonEmpty(env[LAMBDA_ENV[key]]);
+    if (value === undefined) throw new Error(`environment variable ${LAMBDA_ENV[key]} is not set`);
+    return value;
+  };
+  const optional = (key: keyof typeof LAMBDA_ENV): string | undefined => nonEmpty(env[LAMBDA_ENV[key]]);
+  const positive = (key: keyof typeof LAMBDA_ENV, fallback: number): number => {
+    const text = optional(key);
+    const value = text === undefined ? fallback : Number(text);
+    if (!Number.isInteger(value) || value <= 0)
+      throw new Error(`${LAMBDA_ENV[key]} must be a positive integer`);
+    return value;
+  };
+  return {
+    configPath: optional('configPath') ?? 'docrelay.config.json',
+    tableName: required('tableName'),
+    queueUrl: required('queueUrl'),
+    dlqUrl: required('dlqUrl'),
+    bucket: required('bucket'),
+    eventBusName: optional('eventBusName'),
+    sealingSecretName: optional('sealingSecretName') ?? 'docrelay/sealing-key',
+    maxReceiveCount: positive('maxReceiveCount', 8),
+    leaseSeconds: positive('leaseSeconds', 900),
   };
 }

@@ -1,0 +1,36 @@
+/** Powertools Logger, Metrics and Tracer for one function, created once per container. */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+
+/** Namespace of docrelay's CloudWatch metrics. */
+export const METRICS_NAMESPACE = 'docrelay';
+
+/** The observability tools of one function. */
+export interface Observability {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly tracer: Tracer;
+}
+
+/** Log levels Powertools' Logger takes. */
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+
+/**
+ * Creates the tools for a function (`ingest`, `worker`, …). The log level is Powertools' own setting
+ * (`POWERTOOLS_LOG_LEVEL`) unless given; the local stack gives one.
+ */
+export function createObservability(
+  functionName: string,
+  options: { logLevel?: LogLevel } = {},
+): Observability {
+  const serviceName = `docrelay-${functionName}`;
+  return {
+    logger: new Logger({
+      serviceName,
+      ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
+    }),
+    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName }),
+    tracer: new Tracer({ serviceName }),
+  };
+}

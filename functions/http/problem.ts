@@ -1,0 +1,81 @@
+/**
+ * Errors to HTTP, in one place: problem+json (RFC 9457) bodies with `type`, `title`, `status`, `detail`.
+ * 4xx answers say what is wrong with the request; anything unexpected is a generic 5xx without internals
+ * (a retryable failure is a 503 with Retry-After, so a sender tries again later).
+ */
+import { DocrelayError } from '../commons/errors';
+import { SignatureError } from '../verify/errors';
+
+/** An HTTP answer of the API (the shape API Gateway's HTTP API takes from a Lambda). */
+export interface HttpResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A client error with its problem+json fields. `detail` is safe to show the caller. */
+export class ProblemError extends DocrelayError {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail: string,
+    readonly extraHeaders: Record<string, string> = {},
+  ) {
+    super(`PROBLEM_${slug.toUpperCase().replace(/-/g, '_')}`, detail);
+  }
+}
+
+/** The `type` URI of a problem. */
+export const problemType = (slug: string): string => `urn:docrelay:problem:${slug}`;
+
+/** A problem+json response. */
+export function problemResponse(
+  status: number,
+  slug: string,
+  title: string,
+  detail: string,
+  headers: Record<string, string> = {},
+): HttpResponse {
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/problem+json', ...headers },
+    body: JSON.stringify({ type: problemType(slug), title, status, detail }),
+  };
+}
+
+/** A JSON response. */
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResponse {
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Maps any error to its HTTP answer. */
+export function errorResponse(error: unknown): HttpResponse {
+  if (error instanceof ProblemError) {
+    return problemResponse(error.status, error.slug, error.title, error.detail, error.extraHeaders);
+  }
+  if (error instanceof SignatureError) {
+    const slug = error.code === 'TIMESTAMP_STALE' ? 'stale-timestamp' : 'invalid-signature';
+    const title =
+      error.code === 'TIMESTAMP_STALE' ? 'Stale or future timestamp' : 'Missing or invalid signature';
+    return problemResponse(401, slug, title, error.detail);
+  }
+  if (error instanceof DocrelayError && error.retryable) {
+    return problemResponse(
+      503,
+      'temporarily-unavailable',
+      'Temporarily unavailable',
+      'docrelay could not accept the request right now; nothing was queued. Try again.',
+      { 'retry-after': '5' },
+    );
+  }
+  return problemResponse(500, 'internal-error', 'Internal error', 'docrelay failed to handle the request.');
+}

@@ -1,0 +1,83 @@
+/** The ingest Lambda: `POST /v1/hooks/{integrationId}` → verify, record, queue, answer. */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { DocrelayError } from '../commons/errors';
+import type { Observability } from '../commons/observability';
+import { readApiRequest } from '../http/api-event';
+import { errorResponse, jsonResponse, ProblemError, problemResponse } from '../http/problem';
+import type { Runtime } from '../runtime/runtime';
+import { SignatureError } from '../verify/errors';
+import { acceptWebhook, type IngestDeps } from './accept-delivery';
+
+/** Builds the ingest handler from a runtime (the Lambda entry and the local stack call this alike). */
+export function makeIngestHandler(runtime: Runtime, observability: Observability) {
+  const { logger, metrics, tracer } = observability;
+  const deps: IngestDeps = {
+    config: runtime.config,
+    secrets: runtime.secrets,
+    jobs: runtime.jobs,
+    queue: runtime.queue,
+    sealingSecretName: runtime.settings.sealingSecretName,
+  };
+  const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+    const request = readApiRequest(event);
+    if (request.method !== 'POST') {
+      return problemResponse(
+        405,
+        'method-not-allowed',
+        'Method not allowed',
+        'Webhooks are sent with POST.',
+        {
+          allow: 'POST',
+        },
+      );
+    }
+    const integrationId = request.pathParameters.integrationId ?? '';
+    try {
+      const accepted = await acceptWebhook(deps, { integrationId, ...request });
+      logger.info('delivery accepted', {
+        integration: integrationId,
+        deliveryId: accepted.body.deliveryId,
+        jobs: accepted.body.jobs.map((job) => job.jobId),
+        duplicate: accepted.body.duplicate === true,
+      });
+      metrics.addMetric(
+        accepted.body.duplicate ? 'DuplicateDeliveries' : 'DeliveriesAccepted',
+        MetricUnit.Count,
+        1,
+      );
+      metrics.addMetric(
+        'JobsQueued',
+        MetricUnit.Count,
+        accepted.body.duplicate ? 0 : accepted.body.jobs.length,
+      );
+      return jsonResponse(accepted.status, accepted.body);
+    } catch (error) {
+      const response = errorResponse(error);
+      if (error instanceof ProblemError || error instanceof SignatureError) {
+        logger.warn('delivery refused', {
+          integration: integrationId,
+          status: response.statusCode,
+          code: error.code,
+        });
+        metrics.addMetric('DeliveriesRefused', MetricUnit.Count, 1);
+      } else {
+        logger.error('delivery failed', {
+          integration: integrationId,
+          code: error instanceof DocrelayError ? error.code : 'INTERNAL',
+          error: error instanceof Error ? error.name : 'unknown',
+        });
+        metrics.addMetric('IngestErrors', MetricUnit.Count, 1);
+      }
+      return response;
+    }
+  };
+  return middy(handle)
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics));
+}

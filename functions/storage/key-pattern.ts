@@ -1,0 +1,58 @@
+/**
+ * Renders `storage.keyPattern` into an S3 object key. Placeholders: {integration} {rule} {yyyy} {MM} {dd}
+ * {HH} {mm} {jobId} {deliveryId} {documentId} {templateId} {templateFileId} {fileId} {filename}. Values are
+ * made safe for a key segment (no slashes, no control characters), so a sender cannot climb out of the
+ * configured prefix with a crafted filename or delivery id.
+ */
+
+/** The values a key pattern may use. */
+export interface KeyValues {
+  integration: string;
+  rule: string;
+  jobId: string;
+  deliveryId: string;
+  documentId: string;
+  templateId: string;
+  templateFileId?: string;
+  fileId: string;
+  filename: string;
+  /** The time the date placeholders come from (the delivery's receipt, UTC). */
+  at: Date;
+}
+
+const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+
+/** Makes a value safe as one key segment. */
+export function safeSegment(value: string): string {
+  const cleaned = value
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/[/\\]/g, '_')
+    .trim();
+  if (cleaned === '' || cleaned === '.' || cleaned === '..') return '_';
+  return cleaned.slice(0, 200);
+}
+
+/** Renders a key pattern with the given values; unknown placeholders are left as written. */
+export function renderKey(pattern: string, values: KeyValues): string {
+  const at = values.at;
+  const table: Record<string, string> = {
+    integration: values.integration,
+    rule: values.rule,
+    jobId: values.jobId,
+    deliveryId: values.deliveryId,
+    documentId: values.documentId,
+    templateId: values.templateId,
+    templateFileId: values.templateFileId ?? '',
+    fileId: values.fileId,
+    filename: values.filename,
+    yyyy: pad(at.getUTCFullYear(), 4),
+    MM: pad(at.getUTCMonth() + 1),
+    dd: pad(at.getUTCDate()),
+    HH: pad(at.getUTCHours()),
+    mm: pad(at.getUTCMinutes()),
+  };
+  return pattern.replace(/\{([A-Za-z]+)\}/g, (whole, name: string) =>
+    Object.hasOwn(table, name) ? safeSegment(table[name] as string) : whole,
+  );
+}

@@ -1,0 +1,400 @@
+/**
+ * Processing one job, the worker's domain. A job is claimed with a lease (so a duplicate message cannot make
+ * a second document while the first worker lives), mapped, generated, checkpointed (`created`, links sealed),
+ * then each file is streamed into S3 and checkpointed in turn. A retry resumes from the last checkpoint; an
+ * expired link makes the job ask for a new document, since the service keeps no file past its link.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DocrelayError, isRetryable } from '../commons/errors';
+import type { SecretSource } from '../commons/secrets';
+import { findRule, type LoadedConfig } from '../config/compile';
+import type { DocgenClient } from '../docgen/client';
+import { DocgenLinkExpiredError, DocgenRateLimitedError } from '../docgen/errors';
+import type { DocumentFile } from '../docgen/types';
+import type { EventPublisher } from '../events/publisher';
+import { JobConflictError } from '../jobs/errors';
+import type { JobDocument, JobFile, JobRecord } from '../jobs/job';
+import { isFinal } from '../jobs/job';
+import type { JobStore } from '../jobs/job-store';
+import { openPayload } from '../jobs/payload';
+import { openJson, sealJson } from '../jobs/seal';
+import { mapRule, type TemplateSource } from '../mapping/mapper';
+import { copyToS3 } from '../storage/copy-file';
+import { renderKey } from '../storage/key-pattern';
+
+/** Structured logging: Powertools' Logger, or anything with its four methods. */
+export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+
+/** What processing a job needs. */
+export interface WorkerDeps {
+  readonly config: LoadedConfig;
+  readonly jobs: JobStore;
+  readonly docgen: DocgenClient;
+  readonly templates: TemplateSource;
+  readonly s3: S3Client;
+  readonly bucket: string;
+  readonly events: EventPublisher;
+  readonly secrets: SecretSource;
+  readonly sealingSecretName: string;
+  readonly log: Log;
+  /** How long a claim holds the job; at least the queue's visibility timeout. */
+  readonly leaseMs: number;
+  /** How long the service's download links are trusted to live. @default 55 minutes */
+  readonly linkLifetimeMs?: number;
+  /** Receives of a message before the queue moves it to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  /** Multipart part size for the copy. */
+  readonly partSize?: number;
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+/** What happened to one message: done (delete it), or try again after a delay (keep it, deferred). */
+export type JobOutcome =
+  | { readonly kind: 'stored' | 'failed' | 'skipped'; readonly job?: JobRecord }
+  | {
+      readonly kind: 'retry';
+      readonly delaySeconds: number;
+      readonly error: { code: string; message: string };
+    };
+
+/** The message being processed: its id (the lease owner) and how often it was received. */
+export interface Receipt {
+  readonly messageId: string;
+  readonly receiveCount: number;
+}
+
+const DEFAULT_LINK_LIFETIME_MS = 55 * 60_000;
+/** Regenerations of a document within one attempt when links keep expiring. */
+const MAX_REGENERATIONS_PER_ATTEMPT = 2;
+
+/** A job cannot go on because its configuration changed under it. */
+class RuleRemovedError extends DocrelayError {
+  constructor(integration: string, rule: string) {
+    super('RULE_REMOVED', `integration "${integration}" has no rule "${rule}" any more`);
+  }
+}
+
+/** Processes one job message. Never throws for a job's own failure: it returns the outcome. */
+export async function processJob(deps: WorkerDeps, jobId: string, receipt: Receipt): Promise<JobOutcome> {
+  const now = deps.now ?? Date.now;
+  let job = await deps.jobs.getJob(jobId);
+  if (job === undefined) {
+    deps.log.warn('message for a job that does not exist; dropped', { jobId });
+    return { kind: 'skipped' };
+  }
+  if (isFinal(job.status)) return { kind: 'skipped', job };
+  if (job.leaseOwner !== undefined && job.leaseOwner !== receipt.messageId && (job.leaseUntil ?? 0) > now()) {
+    // Another worker holds the job (a duplicate message): come back once its lease would have run out.
+    const delaySeconds = Math.ceil(((job.leaseUntil ?? now()) - now()) / 1000) + 1;
+    return {
+      kind: 'retry',
+      delaySeconds,
+      error: { code: 'JOB_LEASED', message: 'another worker holds the job' },
+    };
+  }
+  try {
+    job = await deps.jobs.updateJob(job, {
+      status: job.status === 'created' ? 'created' : 'processing',
+      attempts: job.attempts + 1,
+      leaseOwner: receipt.messageId,
+      leaseUntil: now() + deps.leaseMs,
+    });
+  } catch (error) {
+    if (error instanceof JobConflictError) {
+      return { kind: 'retry', delaySeconds: 1, error: { code: error.code, message: error.message } };
+    }
+    throw error;
+  }
+  try {
+    job = await runClaimedJob(deps, job);
+    await publish(deps, 'Document Stored', job);
+    deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
+    return { kind: 'stored', job };
+  } catch (error) {
+    return settleFailure(deps, job, error, receipt);
+  }
+}
+
+async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobRecord> {
+  const now = deps.now ?? Date.now;
+  let job = claimed;
+  const sealingSecret = await deps.secrets.get(deps.sealingSecretName);
+  for (let generation = 0; ; generation += 1) {
+    let links = liveLinks(job, sealingSecret, now());
+    if (links === undefined) {
+      if (generation > MAX_REGENERATIONS_PER_ATTEMPT) {
+        throw new DocrelayError('LINKS_EXPIRING', 'download links kept expiring before the copy finished', {
+          retryable: true,
+        });
+      }
+      ({ job, links } = await generateDocument(deps, job, sealingSecret));
+    }
+    try {
+      for (const file of job.files) {
+        if (file.storedAt !== undefined) continue;
+        job = await storeFile(deps, job, file, links);
+      }
+      break;
+    } catch (error) {
+      if (!(error instanceof DocgenLinkExpiredError)) throw error;
+      deps.log.warn('download link expired before the copy finished; asking for a new document', {
+        jobId: job.jobId,
+      });
+      job = await deps.jobs.updateJob(job, { document: undefined, files: [], status: 'processing' });
+    }
+  }
+  const { sealedLinks: _dropped, ...document } = job.document as JobDocument;
+  return deps.jobs.updateJob(job, {
+    status: 'stored',
+    document,
+    leaseOwner: undefined,
+    leaseUntil: undefined,
+    lastError: undefined,
+  });
+}
+
+/** The checkpointed links, when the document exists, its links should still live, and the seal opens. */
+function liveLinks(job: JobRecord, secret: string, nowMs: number): Record<string, string> | undefined {
+  const document = job.document;
+  if (job.status !== 'created' || document?.sealedLinks === undefined) return undefined;
+  if (Date.parse(document.linksExpireAt) <= nowMs) return undefined;
+  const links = openJson(document.sealedLinks, secret, `links:${job.jobId}`);
+  if (links === null || typeof links !== 'object' || Array.isArray(links)) return undefined;
+  const result: Record<string, string> = {};
+  for (const [id, url] of Object.entries(links)) if (typeof url === 'string') result[id] = url;
+  return job.files.every((file) => file.storedAt !== undefined || Object.hasOwn(result, file.fileId))
+    ? result
+    : undefined;
+}
+
+/** Maps the delivery's payload and has the service generate the document; checkpoints it as `created`. */
+async function generateDocument(
+  deps: WorkerDeps,
+  job: JobRecord,
+  sealingSecret: string,
+): Promise<{ job: JobRecord; links: Record<string, string> }> {
+  const now = deps.now ?? Date.now;
+  const rule = findRule(deps.config, job.integration, job.rule);
+  if (rule === undefined) throw new RuleRemovedError(job.integration, job.rule);
+  const delivery = await deps.jobs.getDelivery(job.integration, job.deliveryId);
+  if (delivery === undefined) {
+    throw new DocrelayError(
+      'DELIVERY_MISSING',
+      `the delivery ${job.deliveryId} of this job is no longer recorded`,
+    );
+  }
+  const payload = openPayload(delivery.sealedPayload, sealingSecret, job.integration, job.deliveryId);
+  const template = await deps.templates.getTemplate(job.templateId);
+  const mapped = await mapRule(
+    rule,
+    {
+      body: JSON.parse(payload.bodyText),
+      headers: payload.headers,
+      query: payload.query,
+      receivedAt: job.receivedAt,
+    },
+    template,
+  );
+  const created = await deps.docgen.createDocument({
+    templateId: mapped.templateId,
+    data: mapped.data,
+    template,
+    ...(mapped.templateFileId === undefined ? {} : { templateFileId: mapped.templateFileId }),
+  });
+  const createdAt = now();
+  const links = Object.fromEntries(created.files.map((file) => [file.id, file.downloadUrl]));
+  const document: JobDocument = {
+    id: created.id,
+    name: created.name,
+    templateId: mapped.templateId,
+    ...(mapped.templateFileId === undefined ? {} : { templateFileId: mapped.templateFileId }),
+    createdAt: new Date(createdAt).toISOString(),
+    linksExpireAt: new Date(createdAt + (deps.linkLifetimeMs ?? DEFAULT_LINK_LIFETIME_MS)).toISOString(),
+    sealedLinks: sealJson(links, sealingSecret, `links:${job.jobId}`),
+  };
+  const updated = await deps.jobs.updateJob(job, {
+    status: 'created',
+    documentsRequested: job.documentsRequested + 1,
+    document,
+    files: created.files.map(toJobFile),
+    ...(mapped.templateFileId === undefined ? {} : { templateFileId: mapped.templateFileId }),
+    leaseUntil: now() + deps.leaseMs,
+  });
+  deps.log.info('document created', {
+    jobId: job.jobId,
+    documentId: created.id,
+    files: created.files.length,
+  });
+  return { job: updated, links };
+}
+
+const toJobFile = (file: DocumentFile): JobFile => ({
+  fileId: file.id,
+  filename: file.filename,
+  mimeType: file.mimeType,
+  size: file.size,
+});
+
+/** Streams one file from its download link into S3 and checkpoints it. */
+async function storeFile(
+  deps: WorkerDeps,
+  job: JobRecord,
+  file: JobFile,
+  links: Readonly<Record<string, string>>,
+): Promise<JobRecord> {
+  const now = deps.now ?? Date.now;
+  const document = job.document as JobDocument;
+  const key = renderKey(deps.config.config.storage.keyPattern, {
+    integration: job.integration,
+    rule: job.rule,
+    jobId: job.jobId,
+    deliveryId: job.deliveryId,
+    documentId: document.id,
+    templateId: document.templateId,
+    ...(document.templateFileId === undefined ? {} : { templateFileId: document.templateFileId }),
+    fileId: file.fileId,
+    filename: file.filename,
+    at: new Date(job.receivedAt),
+  });
+  const download = await deps.docgen.download(links[file.fileId] as string);
+  const result = await copyToS3({
+    s3: deps.s3,
+    bucket: deps.bucket,
+    key,
+    body: download.body,
+    ...(download.contentLength === undefined ? {} : { contentLength: download.contentLength }),
+    expectedSize: file.size,
+    contentType: file.mimeType || download.contentType || 'application/octet-stream',
+    metadata: {
+      'docrelay-job': job.jobId,
+      'docrelay-integration': job.integration,
+      'docrelay-rule': job.rule,
+      'docrelay-delivery': encodeURIComponent(job.deliveryId),
+      'docrelay-document': document.id,
+      'docrelay-template': document.templateId,
+      'docrelay-template-file': document.templateFileId ?? '',
+      'docrelay-file': file.fileId,
+      'docrelay-filename': encodeURIComponent(file.filename),
+    },
+    ...(deps.partSize === undefined ? {} : { partSize: deps.partSize }),
+  });
+  if (download.contentLength !== undefined && file.size !== result.size) {
+    deps.log.warn('the service announced a size other than the bytes downloaded', {
+      jobId: job.jobId,
+      fileId: file.fileId,
+      announced: file.size,
+      received: result.size,
+    });
+  }
+  const stored: JobFile = {
+    ...file,
+    bucket: deps.bucket,
+    key,
+    sha256: result.sha256,
+    storedSize: result.size,
+    storedAt: new Date(now()).toISOString(),
+  };
+  deps.log.info('file stored', { jobId: job.jobId, key, size: result.size });
+  return deps.jobs.updateJob(job, {
+    files: job.files.map((f) => (f.fileId === file.fileId ? stored : f)),
+    leaseUntil: now() + deps.leaseMs,
+  });
+}
+
+/** Decides what a failed attempt means: retry later (released, deferred) or fail the job for good. */
+async function settleFailure(
+  deps: WorkerDeps,
+  job: JobRecord,
+  error: unknown,
+  receipt: Receipt,
+): Promise<JobOutcome> {
+  const now = deps.now ?? Date.now;
+  const reason = describe(error);
+  const current = (await deps.jobs.getJob(job.jobId)) ?? job;
+  if (isFinal(current.status)) return { kind: 'skipped', job: current };
+  const retryable = isRetryable(error) || !(error instanceof DocrelayError);
+  if (retryable && receipt.receiveCount < deps.maxReceiveCount) {
+    const delaySeconds = backoffSeconds(deps, error, receipt.receiveCount);
+    await deps.jobs
+      .updateJob(current, {
+        status: current.document === undefined ? 'queued' : 'created',
+        leaseOwner: undefined,
+        leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
+        lastError: reason,
+      })
+      .catch((e: unknown) =>
+        deps.log.warn('could not release the job', { jobId: job.jobId, error: describe(e) }),
+      );
+    deps.log.warn('job attempt failed; will retry', { jobId: job.jobId, ...reason, delaySeconds });
+    return { kind: 'retry', delaySeconds, error: reason };
+  }
+  const final = retryable
+    ? {
+        code: 'RETRIES_EXHAUSTED',
+        message: `gave up after ${receipt.receiveCount} attempts: ${reason.message}`,
+      }
+    : reason;
+  const failed = await deps.jobs.updateJob(current, {
+    status: 'failed',
+    error: final,
+    lastError: retryable ? reason : undefined,
+    leaseOwner: undefined,
+    leaseUntil: undefined,
+    ...(current.document === undefined ? {} : { document: withoutLinks(current.document) }),
+  });
+  deps.log.error('job failed', { jobId: job.jobId, ...final });
+  await publish(deps, 'Document Failed', failed);
+  return { kind: 'failed', job: failed };
+}
+
+const withoutLinks = (document: JobDocument): JobDocument => {
+  const { sealedLinks: _dropped, ...rest } = document;
+  return rest;
+};
+
+/** Exponential backoff with full jitter, at least what a rate limit asked for, at most 15 minutes. */
+function backoffSeconds(deps: WorkerDeps, error: unknown, receiveCount: number): number {
+  const random = deps.random ?? Math.random;
+  const ceiling = Math.min(900, 5 * 2 ** Math.max(0, receiveCount - 1));
+  const jittered = Math.ceil(random() * ceiling);
+  const asked =
+    error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined
+      ? error.retryAfterMs / 1000
+      : 0;
+  return Math.min(900, Math.max(1, jittered, Math.ceil(asked)));
+}
+
+/** A job error as it may be recorded: code and message, never a secret (messages are built without them). */
+function describe(error: unknown): { code: string; message: string } {
+  if (error instanceof DocrelayError) return { code: error.code, message: error.message.slice(0, 1000) };
+  return { code: 'INTERNAL', message: 'unexpected error (see the worker logs)' };
+}
+
+async function publish(
+  deps: WorkerDeps,
+  type: 'Document Stored' | 'Document Failed',
+  job: JobRecord,
+): Promise<void> {
+  try {
+    await deps.events.publish(type, {
+      jobId: job.jobId,
+      integration: job.integration,
+      rule: job.rule,
+      deliveryId: job.deliveryId,
+      status: job.status,
+      attempts: job.attempts,
+      ...(job.document === undefined
+        ? {}
+        : { documentId: job.document.id, templateId: job.document.templateId }),
+      files: job.files
+        .filter((file) => file.key !== undefined)
+        .map((file) => ({ bucket: file.bucket, key: file.key, size: file.storedSize, sha256: file.sha256 })),
+      ...(job.error === undefined ? {} : { error: job.error }),
+    });
+  } catch (error) {
+    // The job's state is the record of truth; a lost notification must not undo a stored document.
+    deps.log.error('could not publish the event', { jobId: job.jobId, type, error: describe(error) });
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * Starts the embedded AWS emulators of the local stack on loopback ports and creates docrelay's resources in
+ * them: DynamoDB (dynalite, LevelDB under the data directory: jobs survive a restart), S3 (s3rver, files
+ * under the data directory: stored documents survive a restart) and SQS (fauxqs, in memory: at start-up the
+ * reconciler sends a message again for every open job, so nothing queued is lost across a restart).
+ */
+import { mkdir } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import { OPEN_JOBS_INDEX } from '../../functions/jobs/job-store';
+
+/** Credentials the emulators accept; they are not secrets. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+/** Region of the local stack. */
+export const LOCAL_REGION = 'us-east-1';
+
+/** Options of the local AWS emulators. */
+export interface AwsEmulatorOptions {
+  /** Where DynamoDB and S3 keep their data. */
+  readonly dataDir: string;
+  /** SQS receives of a job message before it moves to the dead-letter queue. @default 5 */
+  readonly maxReceiveCount?: number;
+  /** Visibility timeout of the jobs queue, in seconds. @default 120 */
+  readonly visibilityTimeoutSeconds?: number;
+}
+
+/** The running emulators and the resources in them. */
+export interface AwsEmulators {
+  readonly region: string;
+  readonly endpoints: { readonly s3: string; readonly sqs: string; readonly dynamodb: string };
+  readonly tableName: string;
+  readonly bucket: string;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  stop(): Promise<void>;
+}
+
+const TABLE = 'docrelay-jobs';
+const BUCKET = 'docrelay-documents';
+const QUEUE = 'docrelay-jobs';
+const DLQ = 'docrelay-jobs-dlq';
+
+const listen = (server: Server): Promise<number> =>
+  new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+
+const closeServer = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.closeAllConnections?.();
+    server.close(() => resolve());
+  });
+
+/** Starts DynamoDB, S3 and SQS emulators on 127.0.0.1 and creates the table, bucket and queues. */
+export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<AwsEmulators> {
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    const dynamoDir = join(options.dataDir, 'dynamodb');
+    const s3Dir = join(options.dataDir, 's3');
+    await mkdir(dynamoDir, { recursive: true });
+    await mkdir(s3Dir, { recursive: true });
+
+    const dynamoServer = dynalite({ path: dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    const dynamoPort = await listen(dynamoServer);
+    stops.push(() => closeServer(dynamoServer));
+
+    const s3Server = new S3rver({ port: 0, address: '127.0.0.1', directory: s3Dir, silent: true });
+    const s3Address = (await s3Server.run()) as AddressInfo;
+    stops.push(() => s3Server.close());
+
+    // fauxqs is an ES module; a dynamic import keeps this CommonJS module loadable.
+    const { startFauxqs } = await import('fauxqs');
+    const fauxqs = await startFauxqs({
+      port: 0,
+      logger: false,
+      host: '127.0.0.1',
+      defaultRegion: LOCAL_REGION,
+    });
+    stops.push(() => fauxqs.stop());
+
+    const endpoints = {
+      dynamodb: `http://127.0.0.1:${dynamoPort}`,
+      s3: `http://127.0.0.1:${s3Address.port}`,
+      sqs: `http://127.0.0.1:${fauxqs.port}`,
+    };
+    const clientBase = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+
+    const ddb = new DynamoDBClient({ ...clientBase, endpoint: endpoints.dynamodb });
+    await ensureTable(ddb);
+    ddb.destroy();
+
+    const s3 = new S3Client({
+      ...clientBase,
+      endpoint: endpoints.s3,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+    });
+    await s3.send(new CreateBucketCommand({ Bucket: BUCKET })).catch((error: { name?: string }) => {
+      if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+    });
+    s3.destroy();
+
+    const sqs = new SQSClient({ ...clientBase, endpoint: endpoints.sqs });
+    const dlq = await sqs.send(
+      new CreateQueueCommand({ QueueName: DLQ, Attributes: { MessageRetentionPeriod: '1209600' } }),
+    );
+    const dlqArn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+    ).Attributes?.QueueArn;
+    const queue = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: QUEUE,
+        Attributes: {
+          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 120),
+          MessageRetentionPeriod: '1209600',
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn,
+            maxReceiveCount: options.maxReceiveCount ?? 5,
+          }),
+        },
+      }),
+    );
+    sqs.destroy();
+
+    return {
+      region: LOCAL_REGION,
+      endpoints,
+      tableName: TABLE,
+      bucket: BUCKET,
+      queueUrl: queue.QueueUrl as string,
+      dlqUrl: dlq.QueueUrl as string,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** Creates the jobs table with its open-jobs index, unless a previous run did. */
+async function ensureTable(ddb: DynamoDBClient): Promise<void> {
+  try {
+    await ddb.send(new DescribeTableCommand({ TableName: TABLE }));
+    return;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  await ddb.send(
+    new CreateTableCommand({
+      TableName: TABLE,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'openPk', AttributeType: 'S' },
+        { AttributeName: 'leaseUntil', AttributeType: 'N' },
+      ],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: OPEN_JOBS_INDEX,
+          KeySchema: [
+            { AttributeName: 'openPk', KeyType: 'HASH' },
+            { AttributeName: 'leaseUntil', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    }),
+  );
+}

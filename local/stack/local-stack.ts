@@ -1,0 +1,257 @@
+/**
+ * The local stack: docrelay whole on one machine. The same handlers as on AWS, built by the same runtime
+ * factory, with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
+ * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
+ * poller in place of Lambda's SQS event source, and the reconciler on an interval.
+ */
+import { join } from 'node:path';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { LocalSettings } from '../../functions/commons/env';
+import { createObservability, type LogLevel } from '../../functions/commons/observability';
+import { FileSecretSource } from '../../functions/commons/secrets';
+import type { LoadedConfig } from '../../functions/config/compile';
+import { loadConfigFile } from '../../functions/config/load';
+import { makeEventIngestHandler } from '../../functions/event-ingest/make-handler';
+import { type EventPublisher, FileEventPublisher } from '../../functions/events/publisher';
+import { makeIngestHandler } from '../../functions/ingest/make-handler';
+import { makeJobsApiHandler } from '../../functions/jobs-api/make-handler';
+import { reconcile } from '../../functions/reconciler/reconcile';
+import { createRuntime, type Runtime } from '../../functions/runtime/runtime';
+import { makeWorkerHandler } from '../../functions/worker/make-handler';
+import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
+import { ensureDevSecrets, writeEndpoints } from '../state-files';
+import { startApiServer } from './api-server';
+import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
+import { localContext } from './lambda-context';
+import { type Poller, startPoller } from './poller';
+
+/** Name of the secret that seals payloads and links at rest (created with a random value locally). */
+export const LOCAL_SEALING_SECRET = 'docrelay/sealing-key';
+
+/** Options of the local stack beyond the settings users give through environment variables. */
+export interface LocalStackOptions {
+  readonly settings: LocalSettings;
+  /** The configuration, when already loaded (else read from settings.configPath). */
+  readonly config?: LoadedConfig;
+  /** Options of the embedded service emulator (faults, link lifetime, ...). */
+  readonly emulator?: Omit<EmulatorOptions, 'apiKey'>;
+  /** Visibility timeout of the jobs queue: how long a worker that died holds its job. @default 60 */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Receives of a job message before it is dead-lettered. @default 5 */
+  readonly maxReceiveCount?: number;
+  /** Worker lanes. @default config.service.maxConcurrency */
+  readonly concurrency?: number;
+  /** How often the reconciler runs. @default 30_000 */
+  readonly reconcileIntervalMs?: number;
+  /** Powertools log level of the handlers. @default 'WARN' */
+  readonly logLevel?: LogLevel;
+  /** Hears one line per request and per notable event (the `npm start` console). */
+  readonly onLine?: (line: string) => void;
+  /** Start without the worker poller (tests that fill the queue first). @default true */
+  readonly startWorkers?: boolean;
+}
+
+/** A running local stack. */
+export interface LocalStack {
+  /** Base URL of the API (webhooks at `${url}/v1/hooks/{integrationId}`). */
+  readonly url: string;
+  /** Base URL of the Document Generation Service in use. */
+  readonly docgenUrl: string;
+  /** The embedded service emulator, unless an external service is used. */
+  readonly emulator?: EmulatorHandle;
+  readonly aws: AwsEmulators;
+  readonly runtime: Runtime;
+  /** Starts the worker poller (when started without it, or after stopWorkers). */
+  startWorkers(): void;
+  /** Stops the worker poller, waiting for the batches in flight (simulates a worker going away). */
+  stopWorkers(): Promise<void>;
+  /** Runs one reconciler pass now. */
+  reconcileNow(before?: number): Promise<{ deliveriesCompleted: number; jobsResent: number }>;
+  /** Stops everything. */
+  stop(): Promise<void>;
+}
+
+/** Starts the local stack. */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const { settings } = options;
+  const line = options.onLine ?? (() => undefined);
+  const config = options.config ?? (await loadConfigFile(settings.configPath));
+  const service = config.config.service;
+
+  const secretNames = new Set<string>([service.apiKeySecret, LOCAL_SEALING_SECRET]);
+  for (const integration of config.config.integrations) {
+    const secret = integration.verify?.secret;
+    for (const name of secret === undefined ? [] : Array.isArray(secret) ? secret : [secret])
+      secretNames.add(name);
+  }
+  const created = await ensureDevSecrets(settings.secretsFile, [...secretNames]);
+  if (created.length > 0)
+    line(`created development secrets in ${settings.secretsFile}: ${created.join(', ')}`);
+  const overrides: Record<string, string> =
+    settings.docgenApiKey === undefined ? {} : { [service.apiKeySecret]: settings.docgenApiKey };
+  const secrets = new FileSecretSource(settings.secretsFile, overrides);
+
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    stops.length = 0;
+  };
+  try {
+    let emulator: EmulatorHandle | undefined;
+    let docgenUrl = settings.docgenBaseUrl;
+    if (docgenUrl === undefined) {
+      emulator = await startEmulator({
+        ...options.emulator,
+        apiKey: await secrets.get(service.apiKeySecret),
+      });
+      stops.push(() => (emulator as EmulatorHandle).stop());
+      docgenUrl = emulator.url;
+    }
+
+    const visibility = options.visibilityTimeoutSeconds ?? 60;
+    const maxReceiveCount = options.maxReceiveCount ?? 5;
+    const aws = await startAwsEmulators({
+      dataDir: settings.dataDir,
+      maxReceiveCount,
+      visibilityTimeoutSeconds: visibility,
+    });
+    stops.push(() => aws.stop());
+
+    const runtime = createRuntime({
+      config,
+      aws: { region: aws.region, credentials: LOCAL_CREDENTIALS, endpoints: aws.endpoints },
+      tableName: aws.tableName,
+      queueUrl: aws.queueUrl,
+      dlqUrl: aws.dlqUrl,
+      bucket: aws.bucket,
+      secrets,
+      sealingSecretName: LOCAL_SEALING_SECRET,
+      docgenBaseUrl: docgenUrl,
+      events: { publisher: consoleEvents(join(settings.dataDir, 'events.jsonl'), line) },
+      maxReceiveCount,
+      leaseMs: visibility * 1000,
+    });
+    stops.push(async () => {
+      for (const client of Object.values(runtime.clients)) client.destroy();
+    });
+
+    const logLevel = options.logLevel ?? 'WARN';
+    // EMF metrics are for CloudWatch; printed locally they would drown the console. Powertools reads this
+    // setting from the environment only.
+    process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+    const ingest = makeIngestHandler(runtime, createObservability('ingest', { logLevel }));
+    const jobsApi = makeJobsApiHandler(runtime, createObservability('jobs-api', { logLevel }));
+    const eventIngest = makeEventIngestHandler(runtime, createObservability('event-ingest', { logLevel }));
+    const worker = makeWorkerHandler(runtime, createObservability('worker', { logLevel }));
+    const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
+
+    const api = await startApiServer(
+      {
+        ingest: (event, context) => ingest(event, context) as ReturnType<typeof ingest>,
+        jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
+        putEvent: (integrationId, event) =>
+          eventIngest({ integrationId, event }, localContext('event-ingest', 30_000)),
+      },
+      { port: settings.port, onRequest: line },
+    );
+    stops.push(() => api.close());
+
+    const queueArn =
+      (
+        await runtime.clients.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: aws.queueUrl, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes?.QueueArn ?? 'arn:aws:sqs:us-east-1:000000000000:docrelay-jobs';
+    let poller: Poller | undefined;
+    const startWorkers = (): void => {
+      if (poller !== undefined) return;
+      poller = startPoller({
+        sqs: runtime.clients.sqs,
+        queueUrl: aws.queueUrl,
+        queueArn,
+        region: aws.region,
+        handler: (event, context) => worker(event, context) as ReturnType<typeof worker>,
+        concurrency: options.concurrency ?? service.maxConcurrency,
+        onError: (error) => line(`worker error: ${error instanceof Error ? error.message : String(error)}`),
+      });
+    };
+    const stopWorkers = async (): Promise<void> => {
+      const current = poller;
+      poller = undefined;
+      await current?.stop();
+    };
+    stops.push(stopWorkers);
+
+    const reconcileNow = (before?: number) =>
+      reconcile(
+        { jobs: runtime.jobs, queue: runtime.queue, log: reconcilerLog, leaseMs: visibility * 1000 },
+        before,
+      );
+    // The queue emulator keeps messages in memory only: at start-up every open job needs its message again.
+    const resumed = await reconcileNow(Number.MAX_SAFE_INTEGER);
+    if (resumed.jobsResent + resumed.deliveriesCompleted > 0) {
+      line(
+        `resumed ${resumed.jobsResent} open jobs and ${resumed.deliveriesCompleted} deliveries from ${settings.dataDir}`,
+      );
+    }
+    const interval = setInterval(() => {
+      reconcileNow().catch((error: unknown) =>
+        line(`reconciler error: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    }, options.reconcileIntervalMs ?? 30_000);
+    interval.unref();
+    stops.push(async () => clearInterval(interval));
+
+    if (options.startWorkers ?? true) startWorkers();
+
+    await writeEndpoints(settings.dataDir, {
+      api: api.url,
+      docgen: { baseUrl: docgenUrl },
+      aws: {
+        region: aws.region,
+        ...aws.endpoints,
+        bucket: aws.bucket,
+        queueUrl: aws.queueUrl,
+        dlqUrl: aws.dlqUrl,
+        table: aws.tableName,
+      },
+      pid: process.pid,
+    });
+
+    return {
+      url: api.url,
+      docgenUrl,
+      ...(emulator === undefined ? {} : { emulator }),
+      aws,
+      runtime,
+      startWorkers,
+      stopWorkers,
+      reconcileNow,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** Local events: appended to a JSON-lines file (no EventBridge emulator runs) and told on the console. */
+function consoleEvents(file: string, line: (text: string) => void): EventPublisher {
+  const fileEvents = new FileEventPublisher(file);
+  return {
+    publish: async (type, detail) => {
+      await fileEvents.publish(type, detail);
+      const files = Array.isArray(detail.files)
+        ? (detail.files as Array<{ bucket?: string; key?: string }>)
+        : [];
+      if (type === 'Document Stored') {
+        line(
+          `job ${String(detail.jobId)} stored: ${files.map((f) => `s3://${f.bucket}/${f.key}`).join(', ')}`,
+        );
+      } else {
+        const error = detail.error as { code?: string; message?: string } | undefined;
+        line(`job ${String(detail.jobId)} failed: ${error?.code ?? 'UNKNOWN'} ${error?.message ?? ''}`);
+      }
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The local stand-in for Lambda's SQS event source: `concurrency` lanes each receive a batch from the jobs
+ * queue, hand it to the worker handler as the SQS event Lambda would build, and delete the messages the
+ * handler did not report as failed. Visibility timeouts, receive counts and the dead-letter queue are the
+ * queue emulator's own, as on AWS.
+ */
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { localContext } from './lambda-context';
+
+/** The worker handler as the poller calls it. */
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+/** Options of the poller. */
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly region: string;
+  readonly handler: SqsHandler;
+  /** Lanes, each with one batch in flight: the cap on generations in flight (`service.maxConcurrency`). */
+  readonly concurrency: number;
+  /** Messages per batch. @default 1 */
+  readonly batchSize?: number;
+  /** Worker timeout handed to the handler's context. @default 300_000 */
+  readonly timeoutMs?: number;
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A running poller. */
+export interface Poller {
+  /** Stops receiving and waits for the batches in flight. */
+  stop(): Promise<void>;
+  /** Batches handed to the worker so far. */
+  readonly batches: () => number;
+}
+
+/** Builds the SQS event record Lambda would build for a received message. */
+export function toSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  const messageAttributes: SQSRecord['messageAttributes'] = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = {
+      dataType: value.DataType ?? 'String',
+      ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
+    };
+  }
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? '000000000000',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes,
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
+}
+
+/** Starts polling. */
+export function startPoller(options: PollerOptions): Poller {
+  let running = true;
+  let batches = 0;
+  const lanes: Promise<void>[] = [];
+  const lane = async (index: number): Promise<void> => {
+    while (running) {
+      let messages: Message[];
+      try {
+        const received = await options.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 1,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        messages = received.Messages ?? [];
+      } catch (error) {
+        if (!running) return;
+        options.onError?.(error);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      if (messages.length === 0) continue;
+      batches += 1;
+      const event: SQSEvent = {
+        Records: messages.map((m) => toSqsRecord(m, options.queueArn, options.region)),
+      };
+      let failed: Set<string>;
+      try {
+        const response = await options.handler(
+          event,
+          localContext(`worker-${index}`, options.timeoutMs ?? 300_000),
+        );
+        failed = new Set((response?.batchItemFailures ?? []).map((item) => item.itemIdentifier));
+      } catch (error) {
+        // A handler that throws fails the whole batch: every message comes back after its visibility timeout.
+        options.onError?.(error);
+        continue;
+      }
+      const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+      if (done.length === 0) continue;
+      try {
+        await options.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: options.queueUrl,
+            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+          }),
+        );
+      } catch (error) {
+        options.onError?.(error);
+      }
+    }
+  };
+  for (let i = 0; i < options.concurrency; i += 1) lanes.push(lane(i));
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(lanes);
+    },
+    batches: () => batches,
+  };
+}
