@@ -393,7 +393,9 @@ export const IntegrationConfigSchema = z
         'an integration id is 1-64 letters, digits, "-" or "_", starting with a letter or digit',
       )
       .describe('Integration id; the webhook URL is POST /v1/hooks/{id}.'),
-    verify: VerifyConfigSchema,
+    verify: VerifyConfigSchema.optional().describe(
+      'How webhooks are verified. Leave it out for an events-only integration: it then has no webhook URL.',
+    ),
     deliveryId: expression('deliveryId')
       .optional()
       .describe(
@@ -412,6 +414,16 @@ export const IntegrationConfigSchema = z
           when: always,
         },
       ),
+  })
+  .superRefine((integration, ctx) => {
+    if (integration.verify === undefined && integration.eventBridge === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['verify'],
+        message:
+          'an integration takes webhooks (give verify) or EventBridge events (give eventBridge), or both',
+      });
+    }
   })
   .describe('One source of deliveries and its document rules.');
 

@@ -75,7 +75,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 /** Verifies, parses and accepts one webhook. Throws ProblemError (4xx), SignatureError (401) or a 5xx cause. */
 export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): Promise<AcceptedDelivery> {
   const integration = deps.config.integrations.get(request.integrationId);
-  if (integration === undefined || !Object.hasOwn(integration.config, 'verify')) throw unknownIntegration();
+  // An events-only integration (no `verify`) has no webhook URL.
+  const verify = integration?.config.verify;
+  if (integration === undefined || verify === undefined) throw unknownIntegration();
   const limit = deps.config.config.ingest?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (request.rawBody.length > limit) {
     throw new ProblemError(
@@ -93,7 +95,6 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
       'Send the body as application/json.',
     );
   }
-  const verify = integration.config.verify;
   const names =
     verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
   const secrets = await Promise.all(names.map((name) => deps.secrets.get(name)));

@@ -32,12 +32,12 @@ export const isTemplateNotFound: IsNotFound = (error) => codeOf(error) === 'DOCG
 export function configWarnings(loaded: LoadedConfig): ConfigProblem[] {
   const warnings: ConfigProblem[] = [];
   for (const integration of loaded.integrations.values()) {
-    if (integration.config.verify.scheme === 'none') {
+    if (integration.config.verify?.scheme === 'none') {
       warnings.push({
         path: `integrations[${integration.index}].verify.scheme`,
         message: `none: POST /v1/hooks/${integration.id} accepts unsigned webhooks from anyone${
           integration.config.eventBridge
-            ? ' (events from the bus need no signature; the webhook URL still exists)'
+            ? ' (events need no verify: leave it out and the integration has no webhook URL)'
             : ''
         }`,
       });

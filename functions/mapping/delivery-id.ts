@@ -76,7 +76,8 @@ export async function resolveDeliveryId(
     if (!outcome.ok) throw new MappingError([outcome.problem], { integration: integration.id });
     candidate = outcome.value;
   } else {
-    const source = DEFAULT_DELIVERY_ID[integration.config.verify.scheme];
+    const scheme = integration.config.verify?.scheme;
+    const source = scheme === undefined ? undefined : DEFAULT_DELIVERY_ID[scheme];
     if (source !== undefined) {
       candidate =
         'header' in source

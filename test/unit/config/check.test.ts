@@ -23,13 +23,48 @@ describe('checkConfigAgainstTemplates', () => {
     expect(reads).toEqual(['9002', '9001', '9003']);
   });
 
-  it('warns about scheme none', () => {
-    expect(configWarnings(loadConfigFileSync(shipped))).toEqual([
+  it('warns about scheme none, and the shipped config has no such integration', () => {
+    const unsigned = parseConfig(`
+service: { baseUrl: https://docs.example.com }
+integrations:
+  - id: open-door
+    verify: { scheme: none, allowUnsigned: true }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "'x'" }`);
+    expect(configWarnings(unsigned)).toEqual([
       {
-        path: 'integrations[4].verify.scheme',
-        message: expect.stringMatching(/^none: POST \/v1\/hooks\/order-events/),
+        path: 'integrations[0].verify.scheme',
+        message: expect.stringMatching(/^none: POST \/v1\/hooks\/open-door accepts unsigned webhooks/),
       },
     ]);
+    expect(configWarnings(loadConfigFileSync(shipped))).toEqual([]);
+  });
+
+  it('accepts an events-only integration without verify, and refuses one with neither', () => {
+    const eventsOnly = parseConfig(`
+service: { baseUrl: https://docs.example.com }
+integrations:
+  - id: events
+    eventBridge: { eventPattern: { source: ["a"] } }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "'x'" }`);
+    expect(eventsOnly.integrations.get('events')?.config.verify).toBeUndefined();
+    expect(() =>
+      parseConfig(`
+service: { baseUrl: https://docs.example.com }
+integrations:
+  - id: nothing
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "'x'" }`),
+    ).toThrow(
+      /integrations\[0\]\.verify: an integration takes webhooks \(give verify\) or EventBridge events/,
+    );
   });
 
   it('reports every kind of template problem at once, located by config path', async () => {

@@ -125,7 +125,10 @@ describe('parseConfig error messages (one per kind)', () => {
   it('rejects an unknown key next to the missing one it was meant to be', () => {
     const problems = problemsOf(base.replace('    verify:', '    verfy:'));
     expect(problems.map((p) => [p.path, p.message])).toEqual([
-      ['integrations[0].verify', 'is required'],
+      [
+        'integrations[0].verify',
+        'an integration takes webhooks (give verify) or EventBridge events (give eventBridge), or both',
+      ],
       [
         'integrations[0].verfy',
         expect.stringMatching(/^unknown key \(did you mean "verify"\?\); expected one of: id, verify/),
