@@ -16,7 +16,7 @@ const commands: Record<string, CommandEntry> = {
     load: () => require('./commands/dev') as { run: CommandRun },
   },
   emulator: {
-    usage: 'emulator [--port N]                  run the Document Generation Service emulator',
+    usage: 'emulator [--port N] [--link-ttl S]    run the Document Generation Service emulator',
     load: () => require('./commands/emulator') as { run: CommandRun },
   },
   workspace: {
