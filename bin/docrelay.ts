@@ -36,7 +36,8 @@ const commands: Record<string, CommandEntry> = {
     load: () => require('./commands/map') as { run: CommandRun },
   },
   send: {
-    usage: 'send <integrationId> --payload <file> [--url <base>]',
+    usage:
+      'send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]',
     load: () => require('./commands/send') as { run: CommandRun },
   },
   'put-event': {
@@ -44,7 +45,7 @@ const commands: Record<string, CommandEntry> = {
     load: () => require('./commands/put-event') as { run: CommandRun },
   },
   jobs: {
-    usage: 'jobs show <jobId>',
+    usage: 'jobs show <jobId> [--json]',
     load: () => require('./commands/jobs') as { run: CommandRun },
   },
   replay: {
@@ -52,7 +53,7 @@ const commands: Record<string, CommandEntry> = {
     load: () => require('./commands/replay') as { run: CommandRun },
   },
   dlq: {
-    usage: 'dlq list|redrive',
+    usage: 'dlq list [--json] [--max N] | dlq redrive [--max N]',
     load: () => require('./commands/dlq') as { run: CommandRun },
   },
 };

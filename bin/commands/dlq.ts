@@ -1,0 +1,368 @@
+/**
+ * `docrelay dlq list [--json] [--max N]` and `docrelay dlq redrive [--max N]`: what is in the jobs' dead-letter
+ * queue, with each job's state from the table, and sending it back to the worker.
+ *
+ * Both receive with a short visibility timeout (so successive receives page through the queue), dedupe by
+ * MessageId, and hand back every message they do not delete at once (visibility 0): a peek hides nothing
+ * for longer than the command runs, and at most HOLD seconds should the CLI die. Bounded by --max messages
+ * and a time budget.
+ *
+ * Redrive resets each failed job (as replay does), then: on AWS, when it saw the whole queue and every message
+ * can go back, it starts an SQS message move task (the redrive API) back to the jobs queue; otherwise (always
+ * locally: the queue emulator has no move tasks) it sends each job's message to the jobs queue and deletes it
+ * from the dead-letter queue. Invalid messages and messages of unknown jobs are left in place and reported.
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { JobConflictError } from '../../functions/jobs/errors';
+import type { JobRecord } from '../../functions/jobs/job';
+import { JobStore } from '../../functions/jobs/job-store';
+import { resetJobForReplay } from '../../functions/jobs/replay';
+import { parseJobMessage } from '../../functions/queue/job-message';
+import { JobQueue } from '../../functions/queue/job-queue';
+import { firstLine, parseCommandArgs, positiveInt, requirePositionals } from './ops-args';
+import { resolveStackTarget, type StackTarget } from './stack-target';
+import { CliError, type CommandContext, type CommandRun } from './types';
+
+const USAGE = 'usage: docrelay dlq list [--json] [--max N] | docrelay dlq redrive [--max N]';
+
+/** Messages looked at by default. */
+const DEFAULT_MAX = 100;
+/** Seconds a received message stays hidden, should the CLI die before handing it back. */
+const LIST_HOLD_SECONDS = 10;
+const REDRIVE_HOLD_SECONDS = 60;
+/** Time budget of one peek. */
+const PEEK_BUDGET_MS = 60_000;
+
+/** A message of the dead-letter queue as received. */
+export interface PeekedMessage {
+  readonly messageId: string;
+  receiptHandle: string;
+  readonly body: string;
+  /** Why it was dead-lettered (the `reason` attribute the worker sets; absent when SQS moved it). */
+  readonly reason?: string;
+  /** The job it names, when it is a job message. */
+  readonly jobId?: string;
+  /** Why it is not a job message. */
+  readonly invalid?: string;
+  readonly receiveCount?: number;
+  readonly sentAt?: string;
+}
+
+/** What a peek saw: up to `max` messages, and whether that is the whole queue. */
+export interface Peek {
+  readonly messages: PeekedMessage[];
+  readonly complete: boolean;
+}
+
+/** Receives up to `max` distinct messages, each hidden for `holdSeconds`; the caller hands them back. */
+export async function peekQueue(
+  sqs: SQSClient,
+  queueUrl: string,
+  options: { max: number; holdSeconds: number; waitSeconds: number; budgetMs?: number },
+): Promise<Peek> {
+  const seen = new Map<string, PeekedMessage>();
+  const deadline = Date.now() + (options.budgetMs ?? PEEK_BUDGET_MS);
+  let idleRounds = 0;
+  let complete = false;
+  while (seen.size < options.max && Date.now() < deadline) {
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: Math.min(10, options.max - seen.size),
+        VisibilityTimeout: options.holdSeconds,
+        WaitTimeSeconds: options.waitSeconds,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+      }),
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) {
+      complete = true;
+      break;
+    }
+    let fresh = 0;
+    for (const message of messages) {
+      const messageId = message.MessageId ?? '';
+      const receiptHandle = message.ReceiptHandle ?? '';
+      const known = seen.get(messageId);
+      if (known !== undefined) {
+        // The same message again (SQS may return one twice): only the latest receipt handle is valid.
+        known.receiptHandle = receiptHandle;
+        continue;
+      }
+      fresh += 1;
+      seen.set(messageId, describeMessage(messageId, receiptHandle, message));
+    }
+    idleRounds = fresh === 0 ? idleRounds + 1 : 0;
+    if (idleRounds >= 3) break;
+  }
+  return { messages: [...seen.values()], complete };
+}
+
+function describeMessage(
+  messageId: string,
+  receiptHandle: string,
+  message: {
+    Body?: string;
+    MessageAttributes?: Record<string, { StringValue?: string }>;
+    Attributes?: Partial<Record<string, string>>;
+  },
+): PeekedMessage {
+  const body = message.Body ?? '';
+  const reason = message.MessageAttributes?.reason?.StringValue;
+  const receiveCount = Number(message.Attributes?.ApproximateReceiveCount);
+  const sent = Number(message.Attributes?.SentTimestamp);
+  let jobId: string | undefined;
+  let invalid: string | undefined;
+  try {
+    jobId = parseJobMessage(body).jobId;
+  } catch (error) {
+    invalid = firstLine(error);
+  }
+  return {
+    messageId,
+    receiptHandle,
+    body,
+    ...(reason === undefined ? {} : { reason }),
+    ...(jobId === undefined ? {} : { jobId }),
+    ...(invalid === undefined ? {} : { invalid }),
+    ...(Number.isFinite(receiveCount) && receiveCount > 0 ? { receiveCount } : {}),
+    ...(Number.isFinite(sent) && sent > 0 ? { sentAt: new Date(sent).toISOString() } : {}),
+  };
+}
+
+/** Makes the messages visible again at once (best effort: they reappear after their hold anyway). */
+async function handBack(sqs: SQSClient, queueUrl: string, messages: readonly PeekedMessage[]): Promise<void> {
+  for (let start = 0; start < messages.length; start += 10) {
+    const batch = messages.slice(start, start + 10);
+    await sqs
+      .send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((message, i) => ({
+            Id: String(i),
+            ReceiptHandle: message.receiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      )
+      .catch(() => undefined);
+  }
+}
+
+/** One dead-letter message as `dlq list` shows it. */
+export interface DlqEntry {
+  messageId: string;
+  /** The job id, or undefined for a message that is not a job message. */
+  jobId?: string;
+  reason?: string;
+  /** Why the message is not a job message. */
+  invalid?: string;
+  receiveCount?: number;
+  sentAt?: string;
+  /** The job's state in the table (absent: no such job). */
+  job?: Pick<JobRecord, 'status' | 'attempts' | 'error' | 'lastError' | 'updatedAt'>;
+}
+
+/** Lists or redrives; resolves to the exit code. */
+export const run: CommandRun = async (ctx) => {
+  const { values, positionals } = parseCommandArgs(
+    ctx.argv,
+    { json: { type: 'boolean' }, max: { type: 'string' } },
+    USAGE,
+  );
+  const [action] = requirePositionals(positionals, ['list|redrive'], USAGE);
+  if (action !== 'list' && action !== 'redrive')
+    throw new CliError(`unknown action "${action}" (${USAGE})`, 2);
+  if (action === 'redrive' && values.json === true)
+    throw new CliError(`--json is for dlq list (${USAGE})`, 2);
+  const max = positiveInt(values.max, '--max', DEFAULT_MAX, USAGE);
+
+  const target = await resolveStackTarget(ctx);
+  try {
+    return action === 'list'
+      ? await list(ctx, target, max, values.json === true)
+      : await redrive(ctx, target, max);
+  } finally {
+    target.close();
+  }
+};
+
+async function list(ctx: CommandContext, target: StackTarget, max: number, json: boolean): Promise<number> {
+  const { sqs } = target.clients;
+  const peek = await peekQueue(sqs, target.dlqUrl, {
+    max,
+    holdSeconds: LIST_HOLD_SECONDS,
+    waitSeconds: target.kind === 'aws' ? 1 : 0,
+  });
+  let entries: DlqEntry[];
+  try {
+    const store = new JobStore(target.clients.dynamodb, target.tableName);
+    entries = await Promise.all(peek.messages.map((message) => toEntry(store, message)));
+  } finally {
+    await handBack(sqs, target.dlqUrl, peek.messages);
+  }
+  const more = peek.complete ? '' : ` (the first ${entries.length}: there may be more, see --max)`;
+  if (json) {
+    ctx.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    if (!peek.complete) ctx.stderr.write(`docrelay dlq list: showing${more}\n`);
+    return 0;
+  }
+  if (entries.length === 0) {
+    ctx.stdout.write('the dead-letter queue is empty\n');
+    return 0;
+  }
+  for (const entry of entries) ctx.stdout.write(`${formatEntry(entry)}\n`);
+  ctx.stdout.write(`${entries.length} message(s) in the dead-letter queue${more}\n`);
+  return 0;
+}
+
+async function toEntry(store: JobStore, message: PeekedMessage): Promise<DlqEntry> {
+  const job = message.jobId === undefined ? undefined : await store.getJob(message.jobId);
+  return {
+    messageId: message.messageId,
+    ...(message.jobId === undefined ? {} : { jobId: message.jobId }),
+    ...(message.reason === undefined ? {} : { reason: message.reason }),
+    ...(message.invalid === undefined ? {} : { invalid: message.invalid }),
+    ...(message.receiveCount === undefined ? {} : { receiveCount: message.receiveCount }),
+    ...(message.sentAt === undefined ? {} : { sentAt: message.sentAt }),
+    ...(job === undefined
+      ? {}
+      : {
+          job: {
+            status: job.status,
+            attempts: job.attempts,
+            updatedAt: job.updatedAt,
+            ...(job.error === undefined ? {} : { error: job.error }),
+            ...(job.lastError === undefined ? {} : { lastError: job.lastError }),
+          },
+        }),
+  };
+}
+
+/** One line per message: job, status, attempts, reason, error. */
+export function formatEntry(entry: DlqEntry): string {
+  if (entry.jobId === undefined) {
+    return `(invalid message)  message ${entry.messageId}  reason ${entry.reason ?? '-'}  ${entry.invalid ?? ''}`.trim();
+  }
+  const job = entry.job;
+  const status = job === undefined ? 'no such job' : job.status;
+  const error = job?.error ?? job?.lastError;
+  const parts = [
+    entry.jobId,
+    status,
+    `attempts ${job?.attempts ?? '-'}`,
+    `reason ${entry.reason ?? '(receive limit)'}`,
+    ...(error === undefined ? [] : [`error ${error.code}: ${error.message.replace(/\s+/g, ' ')}`]),
+  ];
+  return parts.join('  ');
+}
+
+/** What redrive decided for one message. */
+type Decision =
+  | { kind: 'redrive'; message: PeekedMessage; jobId: string; reset: boolean }
+  | { kind: 'skip'; message: PeekedMessage; why: string }
+  | { kind: 'leave'; message: PeekedMessage; why: string };
+
+async function redrive(ctx: CommandContext, target: StackTarget, max: number): Promise<number> {
+  const { sqs } = target.clients;
+  const store = new JobStore(target.clients.dynamodb, target.tableName);
+  const peek = await peekQueue(sqs, target.dlqUrl, {
+    max,
+    holdSeconds: REDRIVE_HOLD_SECONDS,
+    waitSeconds: target.kind === 'aws' ? 1 : 0,
+  });
+  const decisions: Decision[] = [];
+  try {
+    for (const message of peek.messages) decisions.push(await decide(store, message));
+  } catch (error) {
+    await handBack(sqs, target.dlqUrl, peek.messages);
+    throw error;
+  }
+  const redriven = decisions.filter((d) => d.kind === 'redrive');
+  const skipped = decisions.filter((d) => d.kind === 'skip');
+  const left = decisions.filter((d) => d.kind === 'leave');
+
+  let how: string;
+  if (target.kind === 'aws' && peek.complete && left.length === 0 && decisions.length > 0) {
+    // The whole queue goes back: SQS's own redrive moves it to the jobs queue (the worker ignores stored jobs).
+    await handBack(sqs, target.dlqUrl, peek.messages);
+    const arn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: target.dlqUrl, AttributeNames: ['QueueArn'] }))
+    ).Attributes?.QueueArn;
+    if (arn === undefined) throw new CliError('cannot read the dead-letter queue ARN');
+    let task: { TaskHandle?: string };
+    try {
+      task = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn }));
+    } catch (error) {
+      throw new CliError(
+        `SQS did not start the move task (${firstLine(error)}); ${redriven.filter((d) => d.kind === 'redrive' && d.reset).length} failed job(s) were reset and their messages are still in the dead-letter queue: run dlq redrive again`,
+      );
+    }
+    how = `; SQS move task started (${task.TaskHandle ?? 'no handle'}), messages go back to the jobs queue`;
+  } else {
+    const queue = new JobQueue(sqs, target.queueUrl);
+    for (const decision of redriven) {
+      await queue.send([{ v: 1, jobId: decision.jobId }]);
+      await deleteMessage(sqs, target.dlqUrl, decision.message);
+    }
+    for (const decision of skipped) await deleteMessage(sqs, target.dlqUrl, decision.message);
+    await handBack(
+      sqs,
+      target.dlqUrl,
+      left.map((decision) => decision.message),
+    );
+    how = '';
+  }
+  for (const decision of left) {
+    ctx.stdout.write(
+      `left ${decision.message.jobId ?? '(invalid message)'} (message ${decision.message.messageId}): ${decision.why}\n`,
+    );
+  }
+  const more = peek.complete ? '' : ' (--max reached: there may be more)';
+  ctx.stdout.write(
+    `redriven ${redriven.length}, skipped ${skipped.length} (job already stored), left ${left.length}${how}${more}\n`,
+  );
+  return 0;
+}
+
+async function deleteMessage(sqs: SQSClient, queueUrl: string, message: PeekedMessage): Promise<void> {
+  await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.receiptHandle }));
+}
+
+/** Resets a failed job (as replay does); an open one only needs its message back; a stored one nothing. */
+async function decide(store: JobStore, message: PeekedMessage): Promise<Decision> {
+  if (message.jobId === undefined) {
+    return { kind: 'leave', message, why: message.invalid ?? 'not a job message' };
+  }
+  const job = await store.getJob(message.jobId);
+  if (job === undefined) return { kind: 'leave', message, why: 'no such job in the table' };
+  switch (job.status) {
+    case 'stored':
+      return { kind: 'skip', message, why: 'stored' };
+    case 'failed':
+      try {
+        await resetJobForReplay(store, job);
+      } catch (error) {
+        if (error instanceof JobConflictError) {
+          return {
+            kind: 'leave',
+            message,
+            why: 'the job changed while it was being reset; run redrive again',
+          };
+        }
+        throw error;
+      }
+      return { kind: 'redrive', message, jobId: job.jobId, reset: true };
+    default:
+      // Still open (SQS moved it after too many receives): sending it again resumes it.
+      return { kind: 'redrive', message, jobId: job.jobId, reset: false };
+  }
+}

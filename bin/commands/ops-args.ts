@@ -1,0 +1,89 @@
+/**
+ * Argument and input handling shared by the operational commands (send, put-event, jobs, replay, dlq):
+ * parseArgs with usage errors (exit 2), the configuration with its first problem on one line, input files.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { LoadedConfig } from '../../functions/config/compile';
+import { ConfigError, formatConfigProblem } from '../../functions/config/errors';
+import { loadConfigFile } from '../../functions/config/load';
+import { CliError } from './types';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** parseArgs, strict, with positionals; a parse error is a usage error (exit 2) that shows the usage. */
+export function parseCommandArgs<T extends Options>(argv: string[], options: T, usage: string) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new CliError(`${error instanceof Error ? error.message : String(error)} (${usage})`, 2);
+  }
+}
+
+/** Exactly one positional per name, else a usage error naming what is missing or extra. */
+export function requirePositionals(
+  positionals: readonly string[],
+  names: readonly string[],
+  usage: string,
+): string[] {
+  if (positionals.length < names.length) {
+    throw new CliError(`missing <${names[positionals.length]}> (${usage})`, 2);
+  }
+  if (positionals.length > names.length) {
+    throw new CliError(`unexpected argument "${positionals[names.length]}" (${usage})`, 2);
+  }
+  return [...positionals];
+}
+
+/** A positive whole number option, else a usage error. */
+export function positiveInt(text: string | undefined, name: string, fallback: number, usage: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new CliError(`${name} must be a positive whole number, got "${text}" (${usage})`, 2);
+  }
+  return value;
+}
+
+/** Loads the configuration; an invalid one fails with its first problem on one line. */
+export async function loadConfigOrExplain(path: string): Promise<LoadedConfig> {
+  try {
+    return await loadConfigFile(path);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const first = error.problems[0];
+    const more =
+      error.problems.length > 1 ? ` (and ${error.problems.length - 1} more: run docrelay check)` : '';
+    throw new CliError(`${first ? formatConfigProblem(first, error.source) : error.message}${more}`);
+  }
+}
+
+/** Reads an input file's bytes, relative to the working directory. */
+export async function readInputFile(cwd: string, path: string, what: string): Promise<Buffer> {
+  const full = resolve(cwd, path);
+  try {
+    return await readFile(full);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(`cannot read ${what} ${full}${code === undefined ? '' : ` (${code})`}`);
+  }
+}
+
+/** `--header name:value` items as lower-cased names to values; a malformed one is a usage error. */
+export function parseHeaderOptions(items: readonly string[], usage: string): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  for (const item of items) {
+    const at = item.indexOf(':');
+    const name = at > 0 ? item.slice(0, at).trim().toLowerCase() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) {
+      throw new CliError(`"${item}" is not --header name:value (${usage})`, 2);
+    }
+    out[name] = item.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/** The first line of an error's message (CLI output is one line per failure). */
+export const firstLine = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';

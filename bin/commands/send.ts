@@ -1,0 +1,129 @@
+/**
+ * `docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]`:
+ * signs the payload's bytes with the integration's secret, as its sender would, and posts them to the webhook
+ * URL (the local stack's unless --url). Prints the answer; exit 0 for 2xx, 1 with the problem on one line.
+ */
+import { readLocalSettings } from '../../functions/commons/env';
+import { FileSecretSource } from '../../functions/commons/secrets';
+import {
+  firstLine,
+  loadConfigOrExplain,
+  parseCommandArgs,
+  parseHeaderOptions,
+  readInputFile,
+  requirePositionals,
+} from './ops-args';
+import { DELIVERY_ID_HEADERS, signWebhook } from './sign-webhook';
+import { localApiUrl } from './stack-target';
+import { CliError, type CommandRun } from './types';
+
+const USAGE =
+  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]';
+
+/** How long to wait for the webhook's answer (the ingest answers before any generation). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Signs and posts the payload file; resolves to the exit code. */
+export const run: CommandRun = async (ctx) => {
+  const { values, positionals } = parseCommandArgs(
+    ctx.argv,
+    {
+      payload: { type: 'string' },
+      url: { type: 'string' },
+      header: { type: 'string', multiple: true },
+      'delivery-id': { type: 'string' },
+    },
+    USAGE,
+  );
+  const [integrationId] = requirePositionals(positionals, ['integrationId'], USAGE) as [string];
+  if (values.payload === undefined) throw new CliError(`--payload <file> is required (${USAGE})`, 2);
+  const extraHeaders = parseHeaderOptions(values.header ?? [], USAGE);
+
+  const settings = readLocalSettings(ctx.env, ctx.cwd);
+  const loaded = await loadConfigOrExplain(settings.configPath);
+  const integration = loaded.integrations.get(integrationId);
+  if (integration === undefined) {
+    throw new CliError(
+      `unknown integration "${integrationId}"; configured: ${[...loaded.integrations.keys()].join(', ')}`,
+    );
+  }
+  const verify = integration.config.verify;
+  if (verify === undefined) {
+    throw new CliError(
+      `integration "${integrationId}" takes EventBridge events, not webhooks: use docrelay put-event ${integrationId} --event <file>`,
+    );
+  }
+  const deliveryId = values['delivery-id'];
+  if (deliveryId !== undefined && DELIVERY_ID_HEADERS[verify.scheme] === undefined) {
+    throw new CliError(
+      `--delivery-id: scheme ${verify.scheme} carries no delivery id header (the id comes from the body or the configured deliveryId); use --header (${USAGE})`,
+      2,
+    );
+  }
+
+  const base = values.url ?? (await localApiUrl(ctx));
+  if (base === undefined) {
+    throw new CliError(
+      `no local stack is running for ${settings.dataDir}: start it with npm start, or give --url <base>`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(`${base.replace(/\/+$/, '')}/v1/hooks/${encodeURIComponent(integrationId)}`);
+  } catch {
+    throw new CliError(`--url must be an absolute URL, got "${base}" (${USAGE})`, 2);
+  }
+
+  const rawBody = await readInputFile(ctx.cwd, values.payload, 'payload');
+  const names =
+    verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
+  const source = new FileSecretSource(settings.secretsFile);
+  // Only the first secret signs; reading it names the secret in any error, never its value.
+  const secrets = names.length === 0 ? [] : [await source.get(names[0] as string)];
+  const signed = signWebhook({
+    config: verify,
+    secrets,
+    rawBody,
+    now: new Date(),
+    ...(deliveryId === undefined ? {} : { deliveryId }),
+  });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'docrelay-send',
+    ...signed,
+    ...extraHeaders,
+  };
+
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: rawBody,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    throw new CliError(`cannot reach ${url.origin}: ${firstLine(cause ?? error)}`);
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (response.ok) {
+    ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
+    return 0;
+  }
+  throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
+};
+
+/** A problem+json answer as `title: detail`, on one line. */
+function describeProblem(body: unknown, fallback: string): string {
+  if (body === null || typeof body !== 'object') return fallback;
+  const { title, detail } = body as { title?: unknown; detail?: unknown };
+  const parts = [title, detail].filter((part): part is string => typeof part === 'string' && part !== '');
+  return (parts.length > 0 ? parts.join(': ') : fallback).replace(/\s+/g, ' ');
+}
