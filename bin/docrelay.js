@@ -2,10 +2,12 @@
 // The `docrelay` command: runs the TypeScript CLI through tsx, so a fresh clone needs no build step.
 
 process.removeAllListeners('warning');
-process.on('warning', (w) => {
-  // The AWS SDK warns that it will want Node 22 from 2027; this tool supports Node 20 until then.
-  if (w.name !== 'NodeVersionSupportWarning' && w.name !== 'ExperimentalWarning')
-    process.stderr.write(`${w.stack}\n`);
+process.on('warning', (warning) => {
+  // The AWS SDK warns that its 2027 releases will want Node 22; this tool supports Node 20 until then.
+  const text = `${warning.name}: ${warning.message}`;
+  if (!text.includes('NodeVersionSupportWarning') && warning.name !== 'ExperimentalWarning') {
+    process.stderr.write(`${text}\n`);
+  }
 });
 require('tsx/cjs');
 const { main } = require('./docrelay.ts');

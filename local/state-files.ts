@@ -7,6 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
+/** Credentials the local AWS emulators accept; they are not secrets. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+/** Region of the local stack. */
+export const LOCAL_REGION = 'us-east-1';
+
 /** Where the parts of a running local stack (or a standalone emulator) listen. */
 export interface LocalEndpoints {
   /** Base URL of the local HTTP API (webhooks, jobs). */

@@ -6,7 +6,7 @@
 import { type AwsClients, createAwsClients } from '../../functions/commons/aws-clients';
 import { readLocalSettings } from '../../functions/commons/env';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
-import { type LocalEndpoints, readEndpoints } from '../../local/state-files';
+import { LOCAL_CREDENTIALS, type LocalEndpoints, readEndpoints } from '../../local/state-files';
 import { CliError, type CommandContext } from './types';
 
 /** The stack a command works on, with AWS clients pointed at it. Call `close()` when done. */
@@ -101,8 +101,6 @@ export async function resolveStackTarget(ctx: Pick<CommandContext, 'env' | 'cwd'
       `no local stack is running for ${settings.dataDir}: start it with npm start (or set ${AWS_TARGET_VARIABLES.join(', ')} to use a deployed stack)`,
     );
   }
-  // Imported here: the emulators' module loads them, which a deployed-stack command never needs.
-  const { LOCAL_CREDENTIALS } = await import('../../local/stack/aws-emulators');
   const clients = createAwsClients({
     region: aws.region,
     credentials: LOCAL_CREDENTIALS,

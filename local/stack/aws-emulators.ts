@@ -20,10 +20,9 @@ import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { OPEN_JOBS_INDEX } from '../../functions/jobs/job-store';
 
-/** Credentials the emulators accept; they are not secrets. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
-/** Region of the local stack. */
-export const LOCAL_REGION = 'us-east-1';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../state-files';
+
+export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
 /** Options of the local AWS emulators. */
 export interface AwsEmulatorOptions {
