@@ -18,11 +18,12 @@ import {
   type QueryCommandOutput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { JOB_TABLE } from '../config/table-contract';
 import { JobConflictError, JobStoreError } from './errors';
 import { type DeliveryRecord, isFinal, type JobRecord } from './job';
 
 /** Name of the sparse index of open deliveries and jobs, sorted by lease expiry. */
-export const OPEN_JOBS_INDEX = 'open-jobs';
+export const OPEN_JOBS_INDEX = JOB_TABLE.openJobsIndex;
 
 /** Options of the job store. */
 export interface JobStoreOptions {
@@ -188,6 +189,28 @@ export class JobStore {
       throw new JobStoreError('update a job', error);
     }
     return next;
+  }
+
+  /**
+   * Extends the lease of an open job its owner still holds, without touching its version (so the owner's own
+   * checkpoint writes do not conflict with it). False when the job is final or another owner holds it.
+   */
+  async renewLease(jobId: string, owner: string, until: number): Promise<boolean> {
+    try {
+      await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: jobKey(jobId) },
+          UpdateExpression: 'SET leaseUntil = :until',
+          ConditionExpression: 'leaseOwner = :owner AND openPk = :open',
+          ExpressionAttributeValues: { ':until': until, ':owner': owner, ':open': 'open' },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw new JobStoreError('renew a lease', error);
+    }
   }
 
   /** Open deliveries and jobs whose lease ran out before `before` (epoch ms), for the reconciler. */

@@ -18,7 +18,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import { OPEN_JOBS_INDEX } from '../../functions/jobs/job-store';
+import { JOB_TABLE } from '../../functions/config/table-contract';
 
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../state-files';
 
@@ -164,17 +164,17 @@ async function ensureTable(ddb: DynamoDBClient): Promise<void> {
       TableName: TABLE,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'openPk', AttributeType: 'S' },
-        { AttributeName: 'leaseUntil', AttributeType: 'N' },
+        { AttributeName: JOB_TABLE.partitionKey, AttributeType: 'S' },
+        { AttributeName: JOB_TABLE.openPartitionKey, AttributeType: 'S' },
+        { AttributeName: JOB_TABLE.openSortKey, AttributeType: 'N' },
       ],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      KeySchema: [{ AttributeName: JOB_TABLE.partitionKey, KeyType: 'HASH' }],
       GlobalSecondaryIndexes: [
         {
-          IndexName: OPEN_JOBS_INDEX,
+          IndexName: JOB_TABLE.openJobsIndex,
           KeySchema: [
-            { AttributeName: 'openPk', KeyType: 'HASH' },
-            { AttributeName: 'leaseUntil', KeyType: 'RANGE' },
+            { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
+            { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
         },

@@ -1,0 +1,76 @@
+/**
+ * Builds the docrelay CDK app from a configuration file: the file is validated first (a broken config fails
+ * synth with the same located messages as `docrelay check --offline`), then the stack is added and cdk-nag's
+ * AwsSolutions checks run over everything as a validation plugin (cdk-nag 3).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { LoadedConfig } from '../functions/config/compile';
+import { ConfigFileError } from '../functions/config/errors';
+import { type ParseConfigOptions, parseConfig } from '../functions/config/load';
+import { DocRelayStack } from './docrelay-stack';
+
+/** The configuration file used when `-c config=PATH` is not given. */
+export const DEFAULT_CONFIG_PATH = 'config/docrelay.yaml';
+
+/** The stack name used when `-c stackName=NAME` is not given. */
+export const DEFAULT_STACK_NAME = 'DocRelay';
+
+/** Options of `addDocRelayStack`; the CDK app reads them from context (`-c key=value`). */
+export interface DocRelayAppOptions {
+  /** Path of the YAML configuration, relative to `cwd`. @default DEFAULT_CONFIG_PATH */
+  readonly configPath?: string;
+  /** Stack name (and id). @default DEFAULT_STACK_NAME */
+  readonly stackName?: string;
+  /** Create the config's secrets with placeholders instead of importing them. @default false */
+  readonly createSecrets?: boolean;
+  /** Base directory of `configPath`. @default process.cwd() */
+  readonly cwd?: string;
+}
+
+/** Reads the app options from the app's context (`-c config=… -c stackName=… -c createSecrets=true`). */
+export function appOptionsFromContext(app: App): DocRelayAppOptions {
+  const text = (key: string): string | undefined => {
+    const value: unknown = app.node.tryGetContext(key);
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const createSecrets: unknown = app.node.tryGetContext('createSecrets');
+  return {
+    configPath: text('config') ?? DEFAULT_CONFIG_PATH,
+    stackName: text('stackName') ?? DEFAULT_STACK_NAME,
+    createSecrets: createSecrets === true || createSecrets === 'true',
+  };
+}
+
+/** Validates the config file and adds the docrelay stack, with cdk-nag's AwsSolutions checks, to `app`. */
+export function addDocRelayStack(app: App, options: DocRelayAppOptions = {}): DocRelayStack {
+  const configPath = options.configPath ?? DEFAULT_CONFIG_PATH;
+  const loaded = readConfig(resolve(options.cwd ?? process.cwd(), configPath), configPath);
+  const stackName = options.stackName ?? DEFAULT_STACK_NAME;
+  const stack = new DocRelayStack(app, stackName, {
+    stackName,
+    docRelay: {
+      config: loaded.config,
+      configSource: configPath,
+      createSecrets: options.createSecrets ?? false,
+    },
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return stack;
+}
+
+/**
+ * Reads and validates the config file, labelled with the path as the user gave it (so the messages are the
+ * lines `docrelay check --offline` prints). Throws ConfigError (every problem, located) or ConfigFileError.
+ */
+function readConfig(path: string, label: string, options: ParseConfigOptions = {}): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigFileError(label, error);
+  }
+  return parseConfig(text, label, options);
+}

@@ -1,0 +1,195 @@
+/**
+ * The one base of every docrelay Lambda function, so no function drifts: arm64, the newest Node.js runtime of
+ * the pinned CDK, X-Ray tracing, a log group with a retention, an own role (no AWS managed policy), and the
+ * same esbuild bundling (local, no Docker; minified with source maps; AWS SDK v3 bundled and tree-shaken)
+ * with the validated configuration copied into the asset beside the code.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  type BundlingOptions,
+  NodejsFunction,
+  type NodejsFunctionProps,
+  OutputFormat,
+} from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { BuildOptions } from 'esbuild';
+import { LAMBDA_ENV } from '../functions/config/lambda-env';
+
+/** The repository root: `functions/` and `package-lock.json` are found from here. */
+export const PROJECT_ROOT = resolve(__dirname, '..');
+
+/** File name of the configuration inside every function's asset (read by functions/runtime/lambda-runtime.ts). */
+export const BUNDLED_CONFIG_FILE = 'docrelay.config.json';
+
+/** The Lambda runtime of every function: the newest Node.js this aws-cdk-lib knows. */
+export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
+
+/** esbuild's target for that runtime. */
+export const BUNDLE_TARGET = 'node24';
+
+/** docrelay's Lambda entry points, each `functions/<name>/handler.ts` exporting `handler`. */
+export const FUNCTION_NAMES = ['ingest', 'worker', 'jobs-api', 'event-ingest', 'reconciler'] as const;
+
+/** One of `FUNCTION_NAMES`. */
+export type DocRelayFunctionName = (typeof FUNCTION_NAMES)[number];
+
+/** The handler file of a function. */
+export const functionEntry = (name: DocRelayFunctionName): string =>
+  join(PROJECT_ROOT, 'functions', name, 'handler.ts');
+
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The bundling options of every function. `configFile` is the validated configuration as JSON, copied into
+ * the asset after bundling: it can be larger than Lambda's 4 KB environment, and it changes the asset hash.
+ */
+export function docrelayBundling(configFile: string): BundlingOptions {
+  return {
+    // Docker is not needed (nor available on many CI runners): esbuild from node_modules bundles locally.
+    forceDockerBundling: false,
+    minify: true,
+    sourceMap: true,
+    // The maps are only for stack traces (NODE_OPTIONS=--enable-source-maps); sources would double the size.
+    sourcesContent: false,
+    target: BUNDLE_TARGET,
+    format: OutputFormat.CJS,
+    // Bundle the AWS SDK v3 instead of using the runtime's copy: the version we test is the one that runs,
+    // and its ES module builds ('module' first) let esbuild tree-shake what the functions do not use.
+    externalModules: [],
+    bundleAwsSDK: true,
+    mainFields: ['module', 'main'],
+    // Error classes are logged and matched by name; minified names would make logs unreadable.
+    keepNames: true,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_inputDir: string, outputDir: string) => [
+        `cp ${shellQuote(configFile)} ${shellQuote(join(outputDir, BUNDLED_CONFIG_FILE))}`,
+      ],
+    },
+  };
+}
+
+/**
+ * The esbuild JS API options equivalent to the command line NodejsFunction builds from `bundling` (the bundle
+ * smoke test uses them, so what it loads is what Lambda runs).
+ */
+export function esbuildBuildOptions(bundling: BundlingOptions, entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: bundling.target ?? BUNDLE_TARGET,
+    format: bundling.format === OutputFormat.ESM ? 'esm' : 'cjs',
+    minify: bundling.minify ?? false,
+    sourcemap: bundling.sourceMap ?? false,
+    sourcesContent: bundling.sourcesContent ?? true,
+    external: [...(bundling.externalModules ?? ['@aws-sdk/*'])],
+    keepNames: bundling.keepNames ?? false,
+    ...(bundling.mainFields === undefined ? {} : { mainFields: [...bundling.mainFields] }),
+    ...(bundling.define === undefined ? {} : { define: { ...bundling.define } }),
+    logLevel: 'warning',
+  };
+}
+
+/** Memory and timeout of one function. */
+export interface FunctionSizing {
+  /** Memory in MB (CPU and network bandwidth scale with it). */
+  readonly memorySize?: number;
+  /** Maximum run time. */
+  readonly timeout?: Duration;
+}
+
+/** Props of `DocRelayFunction`. */
+export interface DocRelayFunctionProps extends FunctionSizing {
+  /** Which entry point (functions/<name>/handler.ts). */
+  readonly name: DocRelayFunctionName;
+  /** Path of the validated configuration as JSON, copied into the asset as docrelay.config.json. */
+  readonly configFile: string;
+  /** Environment beyond the Powertools and source-map variables this base sets. */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** Retention of the function's log group. @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Removal policy of the function's log group. @default RemovalPolicy.RETAIN (the CDK default for logs) */
+  readonly logRemovalPolicy?: RemovalPolicy;
+  /** Powertools log level. @default 'INFO' */
+  readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** One-line description shown in the console. */
+  readonly description: string;
+  /**
+   * Escape hatch for anything else NodejsFunction takes; the values this base requires (runtime, architecture,
+   * entry, bundling, role, logging, tracing) are applied over it.
+   */
+  readonly functionProps?: Omit<
+    NodejsFunctionProps,
+    | 'entry'
+    | 'handler'
+    | 'runtime'
+    | 'architecture'
+    | 'bundling'
+    | 'role'
+    | 'logGroup'
+    | 'logRetention'
+    | 'tracing'
+    | 'projectRoot'
+    | 'depsLockFilePath'
+    | 'functionName'
+    | 'memorySize'
+    | 'timeout'
+    | 'environment'
+  >;
+}
+
+/** A docrelay Lambda function: NodejsFunction with the settings every docrelay function shares. */
+export class DocRelayFunction extends NodejsFunction {
+  /** The function's log group (retention set; Lambda writes to it, no other group). */
+  public readonly functionLogGroup: LogGroup;
+  /** The function's execution role (created here, so no AWS managed policy is attached). */
+  public readonly executionRole: Role;
+
+  constructor(scope: Construct, id: string, props: DocRelayFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      ...(props.logRemovalPolicy === undefined ? {} : { removalPolicy: props.logRemovalPolicy }),
+    });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `docrelay ${props.name} function`,
+    });
+    // Only the two actions Lambda needs to write logs, on this function's log group alone.
+    logGroup.grantWrite(role);
+    const lockFile = join(PROJECT_ROOT, 'package-lock.json');
+    super(scope, id, {
+      ...props.functionProps,
+      description: props.description,
+      entry: functionEntry(props.name),
+      handler: 'handler',
+      runtime: FUNCTION_RUNTIME,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 256,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      role,
+      logGroup,
+      projectRoot: PROJECT_ROOT,
+      ...(existsSync(lockFile) ? { depsLockFilePath: lockFile } : {}),
+      bundling: docrelayBundling(props.configFile),
+      environment: {
+        ...props.environment,
+        [LAMBDA_ENV.configPath]: BUNDLED_CONFIG_FILE,
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: `docrelay-${props.name}`,
+        POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+      },
+    });
+    this.functionLogGroup = logGroup;
+    this.executionRole = role;
+  }
+}

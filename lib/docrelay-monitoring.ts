@@ -1,0 +1,289 @@
+/**
+ * docrelay's alarms and dashboard. Each alarm answers one operator question (docs/deploy.md, "Runbook"):
+ * is anything parked in a dead-letter queue, is the worker crashing, is the queue falling behind, are
+ * senders getting 5xx. Alarms notify an SNS topic given by the caller or created here.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  Metric,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** Namespace of the EMF metrics docrelay's functions publish (functions/commons/observability.ts). */
+export const METRICS_NAMESPACE = 'docrelay';
+
+/** Thresholds of docrelay's alarms. */
+export interface DocRelayAlarmThresholds {
+  /** Alarm when the oldest message of the jobs queue is older than this. @default Duration.minutes(30) */
+  readonly oldestMessageAge?: Duration;
+  /** Alarm when the worker has at least this many errors (crashes, timeouts) in 5 minutes. @default 1 */
+  readonly workerErrors?: number;
+  /** Alarm when the HTTP API answers at least this many 5xx in 5 minutes. @default 1 */
+  readonly api5xx?: number;
+}
+
+/** Props of `DocRelayMonitoring`. */
+export interface DocRelayMonitoringProps {
+  readonly api: IHttpApi;
+  readonly ingestFunction: IFunction;
+  readonly workerFunction: IFunction;
+  readonly jobsApiFunction: IFunction;
+  readonly reconcilerFunction: IFunction;
+  /** Absent when no integration takes EventBridge events. */
+  readonly eventIngestFunction?: IFunction;
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  /** Failed EventBridge deliveries; absent when no integration takes events. */
+  readonly eventsDeadLetterQueue?: IQueue;
+  /** Where alarms are sent. @default a new SNS topic (encrypted with `encryptionKey` when given) */
+  readonly alarmTopic?: ITopic;
+  /** Key for a created topic. @default none (notifications carry no customer data) */
+  readonly encryptionKey?: IKey;
+  /** @default see DocRelayAlarmThresholds */
+  readonly thresholds?: DocRelayAlarmThresholds;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** Alarms (to SNS) and a dashboard for one docrelay deployment. */
+export class DocRelayMonitoring extends Construct {
+  /** The topic alarms notify (the given one or the created one). */
+  public readonly alarmTopic: ITopic;
+  /** The jobs dead-letter queue holds at least one message. */
+  public readonly deadLetterQueueAlarm: Alarm;
+  /** The EventBridge deliveries' dead-letter queue holds a message (only with event integrations). */
+  public readonly eventsDeadLetterQueueAlarm?: Alarm;
+  /** The worker crashed or timed out. */
+  public readonly workerErrorsAlarm: Alarm;
+  /** The jobs queue's oldest message is older than the threshold. */
+  public readonly oldestMessageAlarm: Alarm;
+  /** The HTTP API answered 5xx. */
+  public readonly api5xxAlarm: Alarm;
+  /** Every alarm above. */
+  public readonly alarms: readonly Alarm[];
+  /** The operations dashboard. */
+  public readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: DocRelayMonitoringProps) {
+    super(scope, id);
+    const thresholds = props.thresholds ?? {};
+    this.alarmTopic = props.alarmTopic ?? this.createTopic(props.encryptionKey);
+    const action = new SnsAction(this.alarmTopic);
+
+    const alarm = (alarmId: string, metric: IMetric, threshold: number, description: string): Alarm => {
+      const created = new Alarm(this, alarmId, {
+        metric,
+        alarmDescription: `${description} See docs/deploy.md, section Runbook.`,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // No data means no traffic (or an empty queue), which is healthy.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      return created;
+    };
+
+    this.deadLetterQueueAlarm = alarm(
+      'DeadLetterQueueNotEmpty',
+      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: FIVE_MINUTES,
+        statistic: 'Maximum',
+      }),
+      1,
+      'docrelay: a job failed for good and its message is in the dead-letter queue (npx docrelay dlq list).',
+    );
+    if (props.eventsDeadLetterQueue !== undefined) {
+      this.eventsDeadLetterQueueAlarm = alarm(
+        'EventsDeadLetterQueueNotEmpty',
+        props.eventsDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: FIVE_MINUTES,
+          statistic: 'Maximum',
+        }),
+        1,
+        'docrelay: an EventBridge event could not become a delivery and is in the events dead-letter queue.',
+      );
+    }
+    this.workerErrorsAlarm = alarm(
+      'WorkerErrors',
+      props.workerFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      thresholds.workerErrors ?? 1,
+      'docrelay: the worker function crashed or timed out (job failures are not errors; this is not normal).',
+    );
+    const oldestSeconds = (thresholds.oldestMessageAge ?? Duration.minutes(30)).toSeconds();
+    this.oldestMessageAlarm = alarm(
+      'OldestJobMessageAge',
+      props.queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      oldestSeconds,
+      `docrelay: a job has waited over ${oldestSeconds} s in the jobs queue (service slow or down, or the worker failing).`,
+    );
+    this.api5xxAlarm = alarm(
+      'Api5xx',
+      props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      thresholds.api5xx ?? 1,
+      'docrelay: the HTTP API answered 5xx; senders will retry, but something is failing.',
+    );
+    this.alarms = [
+      this.deadLetterQueueAlarm,
+      ...(this.eventsDeadLetterQueueAlarm === undefined ? [] : [this.eventsDeadLetterQueueAlarm]),
+      this.workerErrorsAlarm,
+      this.oldestMessageAlarm,
+      this.api5xxAlarm,
+    ];
+    this.dashboard = this.createDashboard(props);
+  }
+
+  private createTopic(key: IKey | undefined): Topic {
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'docrelay alarms',
+      enforceSSL: true,
+      ...(key === undefined ? {} : { masterKey: key }),
+    });
+    // Without a customer key the topic stays unencrypted: notifications carry alarm names and metric values
+    // only, and the AWS managed SNS key would stop CloudWatch from publishing (its policy cannot be changed).
+    if (key !== undefined) {
+      // CloudWatch publishes to an encrypted topic only when the key lets it (a no-op for imported keys,
+      // whose policy the owner must extend; docs/deploy.md says how).
+      key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey');
+    }
+    return topic;
+  }
+
+  private createDashboard(props: DocRelayMonitoringProps): Dashboard {
+    const dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    const emf = (metricName: string, service: string, statistic = 'Sum'): Metric =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        // Powertools Metrics adds the `service` dimension (docrelay-<function>) to every metric.
+        dimensionsMap: { service },
+        statistic,
+        period: FIVE_MINUTES,
+      });
+    const sum = { period: FIVE_MINUTES, statistic: 'Sum' };
+    const functions: Array<[string, IFunction]> = [
+      ['ingest', props.ingestFunction],
+      ['worker', props.workerFunction],
+      ['jobs-api', props.jobsApiFunction],
+      ['reconciler', props.reconcilerFunction],
+      ...(props.eventIngestFunction === undefined
+        ? []
+        : ([['event-ingest', props.eventIngestFunction]] as Array<[string, IFunction]>)),
+    ];
+    dashboard.addWidgets(
+      new TextWidget({
+        markdown:
+          '# docrelay\nWebhooks in, documents in S3. Alarms and what to do: docs/deploy.md, section **Runbook**.',
+        width: 24,
+        height: 2,
+      }),
+    );
+    dashboard.addWidgets(
+      new AlarmStatusWidget({ title: 'Alarms', alarms: [...this.alarms], width: 24, height: 3 }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'HTTP API',
+        left: [
+          props.api.metricCount(sum),
+          props.api.metricClientError(sum),
+          props.api.metricServerError(sum),
+        ],
+        right: [props.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' })],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Deliveries',
+        left: [
+          emf('DeliveriesAccepted', 'docrelay-ingest'),
+          emf('DuplicateDeliveries', 'docrelay-ingest'),
+          emf('DeliveriesRefused', 'docrelay-ingest'),
+          emf('IngestErrors', 'docrelay-ingest'),
+          emf('JobsQueued', 'docrelay-ingest'),
+        ],
+        width: 12,
+      }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Jobs',
+        left: [
+          emf('JobsStored', 'docrelay-worker'),
+          emf('JobsFailed', 'docrelay-worker'),
+          emf('JobRetries', 'docrelay-worker'),
+          emf('PoisonMessages', 'docrelay-worker'),
+          emf('JobsResent', 'docrelay-reconciler'),
+        ],
+        right: [emf('JobDuration', 'docrelay-worker', 'p90')],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Queues',
+        left: [
+          props.queue.metricApproximateNumberOfMessagesVisible({
+            period: FIVE_MINUTES,
+            statistic: 'Maximum',
+          }),
+          props.queue.metricApproximateNumberOfMessagesNotVisible({
+            period: FIVE_MINUTES,
+            statistic: 'Maximum',
+          }),
+          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: FIVE_MINUTES,
+            statistic: 'Maximum',
+            label: 'Dead letters',
+          }),
+        ],
+        right: [
+          props.queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        ],
+        width: 12,
+      }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Function errors',
+        left: functions.map(([name, fn]) => fn.metricErrors({ ...sum, label: name })),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Function duration (p99)',
+        left: functions.map(([name, fn]) =>
+          fn.metricDuration({ period: FIVE_MINUTES, statistic: 'p99', label: name }),
+        ),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Worker concurrency and throttles',
+        left: [
+          new Metric({
+            namespace: 'AWS/Lambda',
+            metricName: 'ConcurrentExecutions',
+            dimensionsMap: { FunctionName: props.workerFunction.functionName },
+            statistic: 'Maximum',
+            period: FIVE_MINUTES,
+          }),
+          props.workerFunction.metricThrottles(sum),
+        ],
+        width: 8,
+      }),
+    );
+    return dashboard;
+  }
+}

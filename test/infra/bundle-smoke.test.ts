@@ -1,0 +1,284 @@
+/**
+ * The bundled Lambda artifacts, smoke-tested: each handler is bundled with the construct's own esbuild options
+ * and its config copy step, loaded by a separate `node` process (as Lambda loads it, with nothing but the
+ * bundle on disk), and invoked on a sample event that needs no AWS call. Its answer must equal the unbundled
+ * handler's answer to the same event. Catches missing modules, bad externals and minification breakage.
+ */
+import { execFile, execSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Context } from 'aws-lambda';
+import { build } from 'esbuild';
+import type { SecretSource } from '../../functions/commons/secrets';
+import { LAMBDA_ENV } from '../../functions/config/lambda-env';
+import { loadConfigFileSync } from '../../functions/config/load';
+import {
+  BUNDLED_CONFIG_FILE,
+  type DocRelayFunctionName,
+  docrelayBundling,
+  esbuildBuildOptions,
+  FUNCTION_NAMES,
+  functionEntry,
+} from '../../lib/docrelay-function';
+import { FIXTURE_CONFIG } from './support';
+
+const run = promisify(execFile);
+
+// Quiet, offline Powertools for both the bundles and the in-process handlers.
+const QUIET = {
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  POWERTOOLS_TRACE_ENABLED: 'false',
+};
+Object.assign(process.env, QUIET);
+
+const SETTINGS = {
+  tableName: 'docrelay-smoke',
+  queueUrl: 'https://sqs.eu-west-1.amazonaws.com/000000000000/docrelay-smoke',
+  dlqUrl: 'https://sqs.eu-west-1.amazonaws.com/000000000000/docrelay-smoke-dlq',
+  bucket: 'docrelay-smoke',
+  sealingSecretName: 'docrelay/smoke-sealing',
+  maxReceiveCount: 8,
+  leaseSeconds: 1800,
+};
+
+/** What a bundle gets from the construct, plus dummy credentials so no client looks for real ones. */
+const LAMBDA_ENVIRONMENT = {
+  ...QUIET,
+  [LAMBDA_ENV.configPath]: BUNDLED_CONFIG_FILE,
+  [LAMBDA_ENV.tableName]: SETTINGS.tableName,
+  [LAMBDA_ENV.queueUrl]: SETTINGS.queueUrl,
+  [LAMBDA_ENV.dlqUrl]: SETTINGS.dlqUrl,
+  [LAMBDA_ENV.bucket]: SETTINGS.bucket,
+  [LAMBDA_ENV.sealingSecretName]: SETTINGS.sealingSecretName,
+  [LAMBDA_ENV.maxReceiveCount]: String(SETTINGS.maxReceiveCount),
+  [LAMBDA_ENV.leaseSeconds]: String(SETTINGS.leaseSeconds),
+  NODE_OPTIONS: '--enable-source-maps',
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'AKIDSMOKETEST',
+  AWS_SECRET_ACCESS_KEY: 'smoke-test-secret',
+  // An unreachable endpoint: were a handler to call AWS after all, it fails instead of reaching the internet.
+  AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+  PATH: process.env.PATH ?? '',
+};
+
+const CONTEXT: Context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'docrelay-smoke',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:000000000000:function:docrelay-smoke',
+  memoryLimitInMB: '256',
+  awsRequestId: '00000000-0000-4000-8000-000000000000',
+  logGroupName: '/aws/lambda/docrelay-smoke',
+  logStreamName: 'smoke',
+  getRemainingTimeInMillis: () => 10_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
+
+const httpEvent = (
+  method: string,
+  routeKey: string,
+  rawPath: string,
+  pathParameters: Record<string, string>,
+) => ({
+  version: '2.0',
+  routeKey,
+  rawPath,
+  rawQueryString: '',
+  headers: { 'content-type': 'application/json' },
+  pathParameters,
+  requestContext: {
+    accountId: '000000000000',
+    apiId: 'smoke',
+    domainName: 'smoke.execute-api.eu-west-1.amazonaws.com',
+    domainPrefix: 'smoke',
+    http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'smoke' },
+    requestId: 'smoke',
+    routeKey,
+    stage: '$default',
+    time: '01/Jan/2030:00:00:00 +0000',
+    timeEpoch: 1_893_456_000_000,
+  },
+  body: '{"hello":"world"}',
+  isBase64Encoded: false,
+});
+
+/** The sample events: none of them needs DynamoDB, SQS, S3 or a secret. */
+const CASES: Array<{ name: string; fn: DocRelayFunctionName; event: unknown }> = [
+  {
+    name: 'ingest: POST to an unknown integration is a 404 problem',
+    fn: 'ingest',
+    event: httpEvent('POST', 'POST /v1/hooks/{integrationId}', '/v1/hooks/nope', { integrationId: 'nope' }),
+  },
+  {
+    name: 'ingest: GET is a 405 problem',
+    fn: 'ingest',
+    event: httpEvent('GET', 'GET /v1/hooks/{integrationId}', '/v1/hooks/github-releases', {
+      integrationId: 'github-releases',
+    }),
+  },
+  {
+    name: 'jobs-api: an invalid job id is a 404 problem',
+    fn: 'jobs-api',
+    event: httpEvent('GET', 'GET /v1/jobs/{jobId}', '/v1/jobs/not..valid', { jobId: 'not..valid' }),
+  },
+  {
+    name: 'event-ingest: an input that is not an event delivery is rejected',
+    fn: 'event-ingest',
+    event: { nope: 1 },
+  },
+  { name: 'worker: an empty batch has no failures', fn: 'worker', event: { Records: [] } },
+];
+
+type Outcome = { resolved: unknown } | { rejected: { name: string; message: string } } | { loaded: string };
+
+/** Loads a bundle in a fresh node process and invokes its handler (or only loads it when `event` is null). */
+const RUNNER = `
+const [bundle, eventJson] = process.argv.slice(1);
+const print = (outcome) => process.stdout.write('\\n@@OUTCOME@@' + JSON.stringify(outcome) + '\\n');
+const loaded = require(bundle);
+const event = JSON.parse(eventJson);
+const context = ${JSON.stringify({ ...CONTEXT, getRemainingTimeInMillis: undefined })};
+context.getRemainingTimeInMillis = () => 10000;
+if (event === null) print({ loaded: typeof loaded.handler });
+else Promise.resolve()
+  .then(() => loaded.handler(event, context))
+  .then((resolved) => print({ resolved }), (error) => print({ rejected: { name: error.name, message: error.message } }));
+`;
+
+async function invokeBundle(dir: string, event: unknown): Promise<Outcome> {
+  const { stdout } = await run(
+    process.execPath,
+    ['-e', RUNNER, join(dir, 'index.js'), JSON.stringify(event)],
+    {
+      cwd: dir,
+      env: LAMBDA_ENVIRONMENT,
+    },
+  );
+  const line = stdout.split('\n').find((text) => text.startsWith('@@OUTCOME@@'));
+  if (line === undefined) throw new Error(`no outcome from the bundle in ${dir}:\n${stdout}`);
+  return JSON.parse(line.slice('@@OUTCOME@@'.length)) as Outcome;
+}
+
+/** The same handler, unbundled, built by its factory with a runtime from the same settings. */
+async function invokeSource(fn: DocRelayFunctionName, event: unknown): Promise<Outcome> {
+  const { createRuntime } = await import('../../functions/runtime/runtime');
+  const { createObservability } = await import('../../functions/commons/observability');
+  const secrets: SecretSource = {
+    get: (name) => Promise.reject(new Error(`the smoke events need no secret, yet ${name} was read`)),
+    refresh: () => undefined,
+  };
+  const runtime = createRuntime({
+    config: loadConfigFileSync(FIXTURE_CONFIG),
+    aws: {
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKIDSMOKETEST', secretAccessKey: 'smoke-test-secret' },
+      endpoints: { s3: 'http://127.0.0.1:9', sqs: 'http://127.0.0.1:9', dynamodb: 'http://127.0.0.1:9' },
+    },
+    tableName: SETTINGS.tableName,
+    queueUrl: SETTINGS.queueUrl,
+    dlqUrl: SETTINGS.dlqUrl,
+    bucket: SETTINGS.bucket,
+    secrets,
+    sealingSecretName: SETTINGS.sealingSecretName,
+    events: {},
+    maxReceiveCount: SETTINGS.maxReceiveCount,
+    leaseMs: SETTINGS.leaseSeconds * 1000,
+  });
+  const observability = createObservability(fn);
+  const handler = await (async () => {
+    switch (fn) {
+      case 'ingest':
+        return (await import('../../functions/ingest/make-handler')).makeIngestHandler(
+          runtime,
+          observability,
+        );
+      case 'jobs-api':
+        return (await import('../../functions/jobs-api/make-handler')).makeJobsApiHandler(
+          runtime,
+          observability,
+        );
+      case 'event-ingest':
+        return (await import('../../functions/event-ingest/make-handler')).makeEventIngestHandler(
+          runtime,
+          observability,
+        );
+      case 'worker':
+        return (await import('../../functions/worker/make-handler')).makeWorkerHandler(
+          runtime,
+          observability,
+        );
+      case 'reconciler':
+        return (await import('../../functions/reconciler/make-handler')).makeReconcilerHandler(
+          runtime,
+          observability,
+        );
+    }
+  })();
+  const invoke = handler as unknown as (event: unknown, context: Context) => Promise<unknown>;
+  try {
+    return { resolved: JSON.parse(JSON.stringify(await invoke(event, CONTEXT))) };
+  } catch (error) {
+    const failure = error as Error;
+    return { rejected: { name: failure.name, message: failure.message } };
+  }
+}
+
+describe('bundled Lambda artifacts', () => {
+  const work = mkdtempSync(join(tmpdir(), 'docrelay-bundles-'));
+  const dirs = new Map<DocRelayFunctionName, string>();
+
+  beforeAll(async () => {
+    // The validated config as the construct writes it, and the construct's bundling options for it.
+    const configFile = join(work, 'config.json');
+    writeFileSync(configFile, JSON.stringify(loadConfigFileSync(FIXTURE_CONFIG).config));
+    const bundling = docrelayBundling(configFile);
+    await Promise.all(
+      FUNCTION_NAMES.map(async (name) => {
+        const dir = join(work, name);
+        mkdirSync(dir);
+        await build(esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')));
+        for (const command of bundling.commandHooks?.afterBundling(join(work, 'input'), dir) ?? []) {
+          execSync(command, { stdio: 'pipe' });
+        }
+        dirs.set(name, dir);
+      }),
+    );
+  }, 60_000);
+
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  test.each(FUNCTION_NAMES)('%s loads from its bundle alone and exports a handler', async (name) => {
+    expect(await invokeBundle(dirs.get(name)!, null)).toEqual({ loaded: 'function' });
+  });
+
+  test.each(CASES)('$name, bundled as unbundled', async ({ fn, event }) => {
+    const [bundled, source] = await Promise.all([
+      invokeBundle(dirs.get(fn)!, event),
+      invokeSource(fn, event),
+    ]);
+    expect(bundled).toEqual(source);
+  });
+
+  test('the answers are the expected ones', async () => {
+    const outcomes = await Promise.all(CASES.map(({ fn, event }) => invokeBundle(dirs.get(fn)!, event)));
+    const summary = outcomes.map((outcome) =>
+      'resolved' in outcome
+        ? ((outcome.resolved as { statusCode?: number }).statusCode ?? outcome.resolved)
+        : 'rejected' in outcome
+          ? outcome.rejected.name
+          : outcome,
+    );
+    expect(summary).toEqual([404, 405, 404, 'ZodError', { batchItemFailures: [] }]);
+    const problem = (outcomes[0] as { resolved: { headers: Record<string, string>; body: string } }).resolved;
+    expect(problem.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(problem.body)).toMatchObject({
+      status: 404,
+      type: 'urn:docrelay:problem:unknown-integration',
+    });
+  });
+});

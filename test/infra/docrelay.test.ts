@@ -1,0 +1,696 @@
+/** The DocRelay construct and stack: fine-grained assertions on the synthesized template. */
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { LAMBDA_ENV } from '../../functions/config/lambda-env';
+import { JOB_TABLE } from '../../functions/config/table-contract';
+import { DocRelay } from '../../lib/docrelay';
+import { DocRelayStack } from '../../lib/docrelay-stack';
+import { fixtureConfig, logicalId, roleActions, synthStack, testApp } from './support';
+
+const functionsOf = (relay: DocRelay) => ({
+  ingest: relay.ingestFunction,
+  worker: relay.workerFunction,
+  'jobs-api': relay.jobsApiFunction,
+  reconciler: relay.reconcilerFunction,
+  'event-ingest': relay.eventIngestFunction!,
+});
+
+describe('DocRelay with its defaults', () => {
+  const { stack, template } = synthStack();
+  const relay = stack.docRelay;
+  const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(stack, construct);
+
+  describe('HTTP API', () => {
+    test('POST /v1/hooks/{integrationId} reaches the ingest function without an authorizer', () => {
+      template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+        RouteKey: 'POST /v1/hooks/{integrationId}',
+        AuthorizationType: 'NONE',
+      });
+      template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        IntegrationUri: { 'Fn::GetAtt': [id(relay.ingestFunction), 'Arn'] },
+      });
+    });
+
+    test('GET /v1/jobs/{jobId} reaches the jobs function with IAM authorization', () => {
+      template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+        RouteKey: 'GET /v1/jobs/{jobId}',
+        AuthorizationType: 'AWS_IAM',
+      });
+      template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+        IntegrationUri: { 'Fn::GetAtt': [id(relay.jobsApiFunction), 'Arn'] },
+      });
+    });
+
+    test('only those two routes exist (no catch-all route)', () => {
+      template.resourceCountIs('AWS::ApiGatewayV2::Route', 2);
+    });
+
+    test('the $default stage is throttled with the default limits and writes JSON access logs', () => {
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        AutoDeploy: true,
+        DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+        AccessLogSettings: {
+          DestinationArn: { 'Fn::GetAtt': [id(relay.accessLogGroup), 'Arn'] },
+          Format: Match.stringLikeRegexp('"requestId":"\\$context.requestId"'),
+        },
+      });
+      template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+    });
+  });
+
+  describe('Lambda functions', () => {
+    test.each(Object.keys(functionsOf(relay)))(
+      '%s: arm64, Node.js 24, active tracing, own log group',
+      (name) => {
+        const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
+        const props = template.toJSON().Resources[id(fn)].Properties;
+        expect(props).toMatchObject({
+          Runtime: 'nodejs24.x',
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          TracingConfig: { Mode: 'Active' },
+          LoggingConfig: { LogGroup: { Ref: id(fn.functionLogGroup) } },
+          Role: { 'Fn::GetAtt': [id(fn.executionRole), 'Arn'] },
+        });
+        expect(props.FunctionName).toBeUndefined();
+      },
+    );
+
+    test.each(Object.keys(functionsOf(relay)))(
+      '%s: environment names the resources, source maps and Powertools',
+      (name) => {
+        const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
+        const env = template.toJSON().Resources[id(fn)].Properties.Environment.Variables;
+        expect(env).toEqual({
+          [LAMBDA_ENV.configPath]: 'docrelay.config.json',
+          [LAMBDA_ENV.tableName]: { Ref: id(relay.table) },
+          [LAMBDA_ENV.queueUrl]: { Ref: id(relay.queue) },
+          [LAMBDA_ENV.dlqUrl]: { Ref: id(relay.deadLetterQueue) },
+          [LAMBDA_ENV.bucket]: { Ref: id(relay.bucket) },
+          [LAMBDA_ENV.sealingSecretName]: { Ref: id(relay.sealingSecret) },
+          [LAMBDA_ENV.maxReceiveCount]: '8',
+          [LAMBDA_ENV.leaseSeconds]: '1800',
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: `docrelay-${name}`,
+          POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+          POWERTOOLS_LOG_LEVEL: 'INFO',
+        });
+      },
+    );
+
+    test('memory and timeouts are the documented defaults', () => {
+      const sizes = Object.fromEntries(
+        Object.entries(functionsOf(relay)).map(([name, fn]) => {
+          const props = template.toJSON().Resources[id(fn)].Properties;
+          return [name, [props.MemorySize, props.Timeout]];
+        }),
+      );
+      expect(sizes).toEqual({
+        ingest: [512, 10],
+        worker: [1024, 300],
+        'jobs-api': [256, 10],
+        reconciler: [256, 60],
+        'event-ingest': [256, 30],
+      });
+    });
+
+    test('event-ingest sends failed asynchronous invocations to the events dead-letter queue', () => {
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: id(relay.eventIngestFunction!) },
+        MaximumRetryAttempts: 2,
+        DestinationConfig: {
+          OnFailure: { Destination: { 'Fn::GetAtt': [id(relay.eventsDeadLetterQueue!), 'Arn'] } },
+        },
+      });
+    });
+  });
+
+  describe('SQS', () => {
+    test('the jobs queue has SSE, a visibility timeout of six worker timeouts and a DLQ after 8 receives', () => {
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        VisibilityTimeout: 6 * 300,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [id(relay.deadLetterQueue), 'Arn'] },
+          maxReceiveCount: 8,
+        },
+      });
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        MessageRetentionPeriod: Duration.days(14).toSeconds(),
+        SqsManagedSseEnabled: true,
+      });
+    });
+
+    test('every queue refuses requests without TLS', () => {
+      for (const queue of [relay.queue, relay.deadLetterQueue, relay.eventsDeadLetterQueue!]) {
+        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: id(queue) }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({
+                Effect: 'Deny',
+                Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+              }),
+            ]),
+          },
+        });
+      }
+    });
+
+    test('the worker reads the jobs queue one message at a time, with partial batch responses and maxConcurrency from the config', () => {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: id(relay.workerFunction) },
+        EventSourceArn: { 'Fn::GetAtt': [id(relay.queue), 'Arn'] },
+        BatchSize: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: 3 },
+      });
+      expect(
+        template.toJSON().Resources[id(relay.workerFunction)].Properties.ReservedConcurrentExecutions,
+      ).toBeUndefined();
+    });
+  });
+
+  describe('DynamoDB', () => {
+    test('the table is on-demand, recoverable, expires items by ttl and keeps the key contract', () => {
+      template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+        Properties: {
+          BillingMode: 'PAY_PER_REQUEST',
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          TimeToLiveSpecification: { AttributeName: JOB_TABLE.ttlAttribute, Enabled: true },
+          KeySchema: [{ AttributeName: JOB_TABLE.partitionKey, KeyType: 'HASH' }],
+          GlobalSecondaryIndexes: [
+            {
+              IndexName: JOB_TABLE.openJobsIndex,
+              KeySchema: [
+                { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
+                { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          ],
+          AttributeDefinitions: Match.arrayWith([
+            { AttributeName: JOB_TABLE.openPartitionKey, AttributeType: 'S' },
+            { AttributeName: JOB_TABLE.openSortKey, AttributeType: 'N' },
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('S3', () => {
+    test('the documents bucket blocks public access, is encrypted (SSE-S3), versioned, logged and retained', () => {
+      template.hasResource('AWS::S3::Bucket', {
+        DeletionPolicy: 'Retain',
+        Properties: {
+          PublicAccessBlockConfiguration: {
+            BlockPublicAcls: true,
+            BlockPublicPolicy: true,
+            IgnorePublicAcls: true,
+            RestrictPublicBuckets: true,
+          },
+          BucketEncryption: {
+            ServerSideEncryptionConfiguration: [
+              { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+            ],
+          },
+          VersioningConfiguration: { Status: 'Enabled' },
+          LoggingConfiguration: {
+            DestinationBucketName: { Ref: id(relay.accessLogsBucket!) },
+            LogFilePrefix: 'documents/',
+          },
+          LifecycleConfiguration: {
+            Rules: [
+              Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+              Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
+            ],
+          },
+        },
+      });
+    });
+
+    test('both buckets refuse requests without TLS', () => {
+      for (const bucket of [relay.bucket, relay.accessLogsBucket!]) {
+        template.hasResourceProperties('AWS::S3::BucketPolicy', {
+          Bucket: { Ref: id(bucket) },
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            ]),
+          },
+        });
+      }
+    });
+  });
+
+  describe('secrets', () => {
+    test('only the sealing secret is created, with a generated value, and retained', () => {
+      template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+      template.hasResource('AWS::SecretsManager::Secret', {
+        DeletionPolicy: 'Retain',
+        Properties: { GenerateSecretString: { PasswordLength: 64 }, Name: Match.absent() },
+      });
+    });
+
+    test('the config secrets are imported by name and matched with the random suffix', () => {
+      expect([...relay.configSecrets.keys()].sort()).toEqual([
+        'test/github-webhook',
+        'test/github-webhook-next',
+        'test/service-api-key',
+        'test/stripe-webhook',
+      ]);
+      const secretArn = (name: string) =>
+        Match.objectLike({
+          'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp(`:secret:${name}-\\?\\?\\?\\?\\?\\?$`)])],
+        });
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: id(relay.ingestFunction.executionRole) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Action: 'secretsmanager:GetSecretValue',
+              Effect: 'Allow',
+              Resource: [
+                secretArn('test/github-webhook'),
+                secretArn('test/github-webhook-next'),
+                secretArn('test/stripe-webhook'),
+                { Ref: id(relay.sealingSecret) },
+              ],
+            },
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('EventBridge', () => {
+    test('one rule per event integration wraps the event with its integration id, with retries and a DLQ', () => {
+      template.resourcePropertiesCountIs('AWS::Events::Rule', { EventPattern: Match.anyValue() }, 1);
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventPattern: { source: ['myapp.orders'], 'detail-type': ['Order Paid'] },
+        EventBusName: Match.absent(),
+        Targets: [
+          {
+            Arn: { 'Fn::GetAtt': [id(relay.eventIngestFunction!), 'Arn'] },
+            InputTransformer: {
+              InputPathsMap: { f1: '$' },
+              InputTemplate: '{"integrationId":"order-events","event":<f1>}',
+            },
+            DeadLetterConfig: { Arn: { 'Fn::GetAtt': [id(relay.eventsDeadLetterQueue!), 'Arn'] } },
+            RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 86_400 },
+            Id: Match.anyValue(),
+          },
+        ],
+      });
+    });
+
+    test('the reconciler runs every 5 minutes', () => {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: 'rate(5 minutes)',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [id(relay.reconcilerFunction), 'Arn'] } })],
+      });
+    });
+
+    test('the worker may put events on the default bus only', () => {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: id(relay.workerFunction.executionRole) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Action: 'events:PutEvents',
+              Effect: 'Allow',
+              Resource: { 'Fn::Join': ['', Match.arrayWith([':event-bus/default'])] },
+            },
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('monitoring', () => {
+    const alarmOn = (metricName: string, threshold: number, dimension: unknown) =>
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: metricName,
+        Threshold: threshold,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [dimension],
+        AlarmActions: [{ Ref: id(relay.monitoring.alarmTopic as never) }],
+        OKActions: [{ Ref: id(relay.monitoring.alarmTopic as never) }],
+      });
+
+    test('the dead-letter queues alarm as soon as one message is in them', () => {
+      alarmOn('ApproximateNumberOfMessagesVisible', 1, {
+        Name: 'QueueName',
+        Value: { 'Fn::GetAtt': [id(relay.deadLetterQueue), 'QueueName'] },
+      });
+      alarmOn('ApproximateNumberOfMessagesVisible', 1, {
+        Name: 'QueueName',
+        Value: { 'Fn::GetAtt': [id(relay.eventsDeadLetterQueue!), 'QueueName'] },
+      });
+    });
+
+    test('worker errors, the oldest job message (30 min) and API 5xx alarm', () => {
+      alarmOn('Errors', 1, { Name: 'FunctionName', Value: { Ref: id(relay.workerFunction) } });
+      alarmOn('ApproximateAgeOfOldestMessage', 1800, {
+        Name: 'QueueName',
+        Value: { 'Fn::GetAtt': [id(relay.queue), 'QueueName'] },
+      });
+      alarmOn('5xx', 1, { Name: 'ApiId', Value: { Ref: id(relay.api) } });
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+    });
+
+    test('a TLS-only alarm topic and a dashboard are created', () => {
+      template.resourceCountIs('AWS::SNS::Topic', 1);
+      template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+      template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    });
+  });
+
+  describe('IAM least privilege', () => {
+    const logs = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+    const xray = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+    const expected: Record<string, string[]> = {
+      ingest: [
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'secretsmanager:GetSecretValue',
+        'sqs:SendMessage',
+      ],
+      worker: [
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'events:PutEvents',
+        's3:AbortMultipartUpload',
+        's3:PutObject',
+        'secretsmanager:GetSecretValue',
+        // the event source mapping's grant
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'jobs-api': ['dynamodb:GetItem', 's3:GetObject'],
+      reconciler: ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage'],
+      'event-ingest': [
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'secretsmanager:GetSecretValue',
+        'sqs:SendMessage',
+      ],
+    };
+
+    test.each(Object.keys(expected))('%s is allowed exactly the actions it uses', (name) => {
+      const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
+      expect(roleActions(template, id(fn.executionRole))).toEqual(
+        [...logs, ...xray, ...expected[name]!].sort(),
+      );
+    });
+
+    test('no role has a managed policy or a wildcard action', () => {
+      for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
+        expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      }
+      for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+        for (const statement of policy.Properties.PolicyDocument.Statement) {
+          for (const action of [statement.Action].flat()) expect(action).not.toContain('*');
+        }
+      }
+    });
+
+    test('S3 object access is scoped to the key pattern’s literal prefix', () => {
+      for (const fn of [relay.workerFunction, relay.jobsApiFunction]) {
+        template.hasResourceProperties('AWS::IAM::Policy', {
+          Roles: [{ Ref: id(fn.executionRole) }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({
+                Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [id(relay.bucket), 'Arn'] }, '/documents/*']] },
+              }),
+            ]),
+          },
+        });
+      }
+    });
+
+    test('the reconciler queries the open-jobs index only', () => {
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: id(relay.reconcilerFunction.executionRole) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Action: 'dynamodb:Query',
+              Effect: 'Allow',
+              Resource: {
+                'Fn::Join': [
+                  '',
+                  [{ 'Fn::GetAtt': [id(relay.table), 'Arn'] }, `/index/${JOB_TABLE.openJobsIndex}`],
+                ],
+              },
+            },
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('outputs and names', () => {
+    test('the stack outputs the API URL, one webhook URL per webhook integration and the resource names', () => {
+      const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      expect(Object.keys(outputs)).toEqual(
+        expect.arrayContaining([
+          'ApiUrl',
+          'JobsApiUrl',
+          'WebhookUrlGithubReleases',
+          'WebhookUrlStripeInvoices',
+          'WebhookUrlOrderEvents',
+          'TableName',
+          'BucketName',
+          'QueueUrl',
+          'QueueName',
+          'DeadLetterQueueUrl',
+          'AlarmTopicArn',
+          'DashboardUrl',
+        ]),
+      );
+      expect(JSON.stringify(outputs.WebhookUrlGithubReleases!.Value)).toContain('/v1/hooks/github-releases');
+      expect(JSON.stringify(outputs.WebhookUrlStripeInvoices!.Value)).toContain('/v1/hooks/stripe_invoices');
+      expect(Object.keys(outputs).filter((key) => key.startsWith('SetSecret'))).toEqual([]);
+    });
+
+    test('no physical names are hard-coded, so two deployments fit in one account', () => {
+      const named = [
+        ['AWS::S3::Bucket', 'BucketName'],
+        ['AWS::DynamoDB::Table', 'TableName'],
+        ['AWS::SQS::Queue', 'QueueName'],
+        ['AWS::Lambda::Function', 'FunctionName'],
+        ['AWS::IAM::Role', 'RoleName'],
+        ['AWS::SNS::Topic', 'TopicName'],
+        ['AWS::Logs::LogGroup', 'LogGroupName'],
+        ['AWS::CloudWatch::Dashboard', 'DashboardName'],
+        ['AWS::CloudWatch::Alarm', 'AlarmName'],
+        ['AWS::Events::Rule', 'Name'],
+        ['AWS::SecretsManager::Secret', 'Name'],
+      ] as const;
+      for (const [type, property] of named) {
+        for (const resource of Object.values(template.findResources(type))) {
+          expect([type, resource.Properties?.[property]]).toEqual([type, undefined]);
+        }
+      }
+      const app = testApp();
+      const config = fixtureConfig();
+      new DocRelayStack(app, 'One', { docRelay: { config } });
+      new DocRelayStack(app, 'Two', { docRelay: { config } });
+      expect(() => app.synth()).not.toThrow();
+    });
+  });
+});
+
+describe('DocRelay with props', () => {
+  test('throttling, batch size, max receive count, worker timeout and sizes come from props', () => {
+    const { stack, template } = synthStack({
+      throttle: { rateLimit: 5, burstLimit: 7 },
+      batchSize: 2,
+      maxReceiveCount: 3,
+      functions: {
+        worker: { timeout: Duration.seconds(120), memorySize: 512 },
+        ingest: { memorySize: 1024 },
+      },
+      reconcileEvery: Duration.minutes(10),
+      logRetention: 7,
+    });
+    const relay = stack.docRelay;
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 7 },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 2 });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 720,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 3 }),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 120,
+      MemorySize: 512,
+      Environment: {
+        Variables: Match.objectLike({ DOCRELAY_LEASE_SECONDS: '720', DOCRELAY_MAX_RECEIVE_COUNT: '3' }),
+      },
+    });
+    const ingest = template.toJSON().Resources[logicalId(stack, relay.ingestFunction)].Properties;
+    expect([ingest.MemorySize, ingest.Timeout]).toEqual([1024, 10]);
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(10 minutes)' });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
+  test('a service.maxConcurrency of 1 becomes a reserved concurrency of 1 (SQS event sources need at least 2)', () => {
+    const config = fixtureConfig();
+    const { stack, template } = synthStack(
+      {},
+      { ...config, service: { ...config.service, maxConcurrency: 1 } },
+    );
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
+    expect(
+      template.toJSON().Resources[logicalId(stack, stack.docRelay.workerFunction)].Properties
+        .ReservedConcurrentExecutions,
+    ).toBe(1);
+  });
+
+  test('createSecrets creates every config secret by its name, with a random placeholder and an output saying how to set it', () => {
+    const { template } = synthStack({ createSecrets: true });
+    for (const name of [
+      'test/service-api-key',
+      'test/github-webhook',
+      'test/github-webhook-next',
+      'test/stripe-webhook',
+    ]) {
+      template.hasResource('AWS::SecretsManager::Secret', {
+        DeletionPolicy: 'Retain',
+        Properties: { Name: name, GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true } },
+      });
+    }
+    template.resourceCountIs('AWS::SecretsManager::Secret', 5);
+    const outputs = Object.values(template.toJSON().Outputs as Record<string, { Value: string }>).map(
+      (o) => o.Value,
+    );
+    expect(outputs).toContain(
+      "aws secretsmanager put-secret-value --secret-id test/github-webhook-next --secret-string '<value>'",
+    );
+    expect(
+      outputs.filter((value) => typeof value === 'string' && value.startsWith('aws secretsmanager')),
+    ).toHaveLength(4);
+  });
+
+  test('an encryption key encrypts the bucket, table, queues, secrets and topic, and the functions may use it', () => {
+    const stack = new Stack(testApp(), 'Keyed');
+    const key = new Key(stack, 'Key', { enableKeyRotation: true });
+    const relay = new DocRelay(stack, 'Relay', {
+      config: fixtureConfig(),
+      encryptionKey: key,
+      createSecrets: true,
+    });
+    const template = Template.fromStack(stack);
+    const keyArn = { 'Fn::GetAtt': [logicalId(stack, key), 'Arn'] };
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          {
+            ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: keyArn },
+            BucketKeyEnabled: true,
+          },
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: keyArn },
+    });
+    for (const queue of [relay.queue, relay.deadLetterQueue]) {
+      expect(template.toJSON().Resources[logicalId(stack, queue)].Properties.KmsMasterKeyId).toEqual(keyArn);
+    }
+    template.allResourcesProperties('AWS::SecretsManager::Secret', { KmsKeyId: keyArn });
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyArn });
+    // CloudWatch may publish alarms to the encrypted topic.
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          }),
+        ]),
+      },
+    });
+    expect(roleActions(template, logicalId(stack, relay.workerFunction.executionRole))).toEqual(
+      expect.arrayContaining(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']),
+    );
+    const jobsApiActions = roleActions(template, logicalId(stack, relay.jobsApiFunction.executionRole));
+    expect(jobsApiActions.filter((action) => action.startsWith('kms:'))).toEqual(['kms:Decrypt']);
+  });
+
+  test('removalPolicy DESTROY applies to the table and the created bucket', () => {
+    const { template } = synthStack({ removalPolicy: RemovalPolicy.DESTROY });
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ VersioningConfiguration: Match.anyValue() }),
+    });
+  });
+
+  test('a config without EventBridge integrations creates no event-ingest function, rule or events DLQ', () => {
+    const config = fixtureConfig();
+    const { stack, template } = synthStack(
+      {},
+      { ...config, integrations: config.integrations.filter((i) => i.eventBridge === undefined) },
+    );
+    expect(stack.docRelay.eventIngestFunction).toBeUndefined();
+    template.resourceCountIs('AWS::Lambda::Function', 4);
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    template.resourceCountIs('AWS::SQS::Queue', 2);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+  });
+
+  test('a worker timeout shorter than twice service.timeoutSeconds is a synth warning', () => {
+    const config = fixtureConfig();
+    // aws-cdk-lib prints the warning as it synthesizes; the assertion below is what counts.
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const { stack } = synthStack({}, { ...config, service: { ...config.service, timeoutSeconds: 200 } });
+    Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('worker timeout \\(300 s\\)'));
+    Annotations.fromStack(synthStack().stack).hasNoWarning('*', Match.stringLikeRegexp('worker timeout'));
+    jest.restoreAllMocks();
+  });
+
+  test('out-of-range SQS settings fail synth with the prop named', () => {
+    expect(() => synthStack({ maxReceiveCount: 0 })).toThrow(
+      /maxReceiveCount must be a whole number from 1 to 1000/,
+    );
+    expect(() => synthStack({ batchSize: 11 })).toThrow(/batchSize must be a whole number from 1 to 10/);
+  });
+
+  test('lifecycle rules and the access log prefix come from props', () => {
+    const { template } = synthStack({
+      bucket: {
+        create: {
+          lifecycleRules: [{ id: 'expire', expiration: Duration.days(400) }],
+          accessLogsPrefix: 'logs/',
+        },
+      },
+    });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: [{ Id: 'expire', ExpirationInDays: 400, Status: 'Enabled' }] },
+      LoggingConfiguration: Match.objectLike({ LogFilePrefix: 'logs/' }),
+    });
+  });
+});
