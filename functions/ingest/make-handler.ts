@@ -9,12 +9,20 @@ import { DocrelayError } from '../commons/errors';
 import type { Observability } from '../commons/observability';
 import { readApiRequest } from '../http/api-event';
 import { errorResponse, jsonResponse, ProblemError, problemResponse } from '../http/problem';
-import type { Runtime } from '../runtime/runtime';
+import type { Runtime, RuntimeSettings } from '../runtime/runtime';
 import { SignatureError } from '../verify/errors';
 import { acceptWebhook, type IngestDeps } from './accept-delivery';
 
+/**
+ * The part of the runtime the ingest uses. A full `Runtime` is one (the local stack passes its own); the
+ * Lambda entry builds only this, so the ingest bundle carries no S3, EventBridge or service client.
+ */
+export type IngestRuntime = Pick<Runtime, 'config' | 'secrets' | 'jobs' | 'queue'> & {
+  readonly settings: Pick<RuntimeSettings, 'sealingSecretName'>;
+};
+
 /** Builds the ingest handler from a runtime (the Lambda entry and the local stack call this alike). */
-export function makeIngestHandler(runtime: Runtime, observability: Observability) {
+export function makeIngestHandler(runtime: IngestRuntime, observability: Observability) {
   const { logger, metrics, tracer } = observability;
   const deps: IngestDeps = {
     config: runtime.config,
@@ -26,6 +34,9 @@ export function makeIngestHandler(runtime: Runtime, observability: Observability
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const request = readApiRequest(event);
     if (request.method !== 'POST') {
+      // Counted like any refusal (and it keeps the metrics middleware from warning on an empty flush).
+      logger.warn('delivery refused', { status: 405, code: 'METHOD_NOT_ALLOWED' });
+      metrics.addMetric('DeliveriesRefused', MetricUnit.Count, 1);
       return problemResponse(
         405,
         'method-not-allowed',

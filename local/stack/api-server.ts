@@ -34,16 +34,29 @@ export function toApiGatewayEvent(
   route: { routeKey: string; pathParameters?: Record<string, string> },
 ): APIGatewayProxyEventV2 {
   const url = new URL(request.url, 'http://localhost');
-  const headers: Record<string, string> = {};
+  const headerMap = new Map<string, string>();
   const cookies: string[] = [];
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;
-    if (name === 'cookie') cookies.push(...(Array.isArray(value) ? value : [value]));
-    else headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+    // The HTTP API passes each cookie as one entry of `cookies`, never the Cookie header itself.
+    if (name === 'cookie') {
+      for (const line of Array.isArray(value) ? value : [value])
+        cookies.push(
+          ...line
+            .split(';')
+            .map((cookie) => cookie.trim())
+            .filter((cookie) => cookie !== ''),
+        );
+    } else headerMap.set(name.toLowerCase(), Array.isArray(value) ? value.join(',') : value);
   }
-  const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams)
-    query[name] = name in query ? `${query[name]},${value}` : value;
+  // Maps, then own properties: a name like `constructor` or `__proto__` is a parameter like any other.
+  const headers: Record<string, string> = Object.fromEntries(headerMap);
+  const queryMap = new Map<string, string>();
+  for (const [name, value] of url.searchParams) {
+    const seen = queryMap.get(name);
+    queryMap.set(name, seen === undefined ? value : `${seen},${value}`);
+  }
+  const query: Record<string, string> = Object.fromEntries(queryMap);
   // Like the HTTP API: text bodies as text, anything else (or text that is not valid UTF-8) base64-encoded.
   const textual = TEXT_TYPES.test(headers['content-type'] ?? '') && isValidUtf8(body);
   const now = new Date();
@@ -71,12 +84,29 @@ export function toApiGatewayEvent(
       requestId: randomUUID(),
       routeKey: route.routeKey,
       stage: '$default',
-      time: now.toUTCString(),
+      time: requestTime(now),
       timeEpoch: now.getTime(),
     },
     ...(body.length > 0 ? { body: textual ? body.toString('utf8') : body.toString('base64') } : {}),
     isBase64Encoded: body.length > 0 && !textual,
   };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** API Gateway's `requestContext.time`: the common log format in UTC, e.g. `12/Mar/2020:19:03:58 +0000`. */
+function requestTime(at: Date): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(at.getUTCDate())}/${MONTHS[at.getUTCMonth()]}/${at.getUTCFullYear()}:${two(at.getUTCHours())}:${two(at.getUTCMinutes())}:${two(at.getUTCSeconds())} +0000`;
+}
+
+/** Decodes a path segment; undefined for malformed percent-encoding (answered 404, never 500). */
+function safeDecode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 function isValidUtf8(bytes: Buffer): boolean {
@@ -188,7 +218,14 @@ async function handle(
   }
   const hook = /^\/v1\/hooks\/([^/]+)$/.exec(path);
   if (hook !== null) {
-    const integrationId = decodeURIComponent(hook[1] as string);
+    const integrationId = safeDecode(hook[1] as string);
+    if (integrationId === undefined)
+      return problem(
+        404,
+        'unknown-integration',
+        'Unknown integration',
+        'No integration is configured at this URL.',
+      );
     const event = toApiGatewayEvent(base, body, {
       routeKey: `${method} /v1/hooks/{integrationId}`,
       pathParameters: { integrationId },
@@ -199,7 +236,7 @@ async function handle(
   if (job !== null) {
     const event = toApiGatewayEvent(base, body, {
       routeKey: `${method} /v1/jobs/{jobId}`,
-      pathParameters: { jobId: decodeURIComponent(job[1] as string) },
+      pathParameters: { jobId: safeDecode(job[1] as string) ?? '' },
     });
     return routes.jobs(event, localContext('jobs-api', 10_000));
   }
@@ -212,7 +249,7 @@ async function handle(
       return problem(400, 'malformed-body', 'Malformed body', 'The event is not valid JSON.');
     }
     try {
-      const result = await routes.putEvent(decodeURIComponent(events[1] as string), parsed);
+      const result = await routes.putEvent(safeDecode(events[1] as string) ?? '', parsed);
       return {
         statusCode: 202,
         headers: { 'content-type': 'application/json' },
