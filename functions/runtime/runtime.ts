@@ -37,6 +37,8 @@ export interface RuntimeSettings {
   readonly leaseMs: number;
   /** Multipart part size of the copy to S3. */
   readonly partSize?: number;
+  /** Base of the worker's exponential backoff between attempts, in seconds. @default 5 */
+  readonly retryBaseSeconds?: number;
   /** Retry budget of one service call inside a worker attempt, in milliseconds. @default 20_000 */
   readonly docgenRetryBudgetMs?: number;
 }

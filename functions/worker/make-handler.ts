@@ -41,6 +41,9 @@ export function makeWorkerHandler(runtime: Runtime, observability: Observability
     leaseMs: runtime.settings.leaseMs,
     maxReceiveCount: runtime.settings.maxReceiveCount,
     ...(runtime.settings.partSize === undefined ? {} : { partSize: runtime.settings.partSize }),
+    ...(runtime.settings.retryBaseSeconds === undefined
+      ? {}
+      : { retryBaseSeconds: runtime.settings.retryBaseSeconds }),
   };
   const processor = new BatchProcessor(EventType.SQS);
 
@@ -68,12 +71,13 @@ export function makeWorkerHandler(runtime: Runtime, observability: Observability
       outcome = await processJob(deps, jobId, {
         messageId: record.messageId,
         receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+        extendVisibility: (seconds) => runtime.queue.defer(record.receiptHandle, seconds),
       });
     } catch (error) {
       // The job store or queue failed under the job: the message comes back after its visibility timeout.
       logger.error('job processing failed unexpectedly; the message will return', {
         code: error instanceof DocrelayError ? error.code : 'INTERNAL',
-        message:
+        reason:
           error instanceof DocrelayError ? error.message : error instanceof Error ? error.name : 'unknown',
       });
       metrics.addMetric('WorkerErrors', MetricUnit.Count, 1);
@@ -91,6 +95,9 @@ export function makeWorkerHandler(runtime: Runtime, observability: Observability
         await runtime.deadLetters.send([{ v: 1, jobId }], outcome.job?.error?.code);
         return;
       case 'skipped':
+        // A duplicate or stale message (the job is final or gone). Counted, which also keeps Powertools from
+        // warning about a batch without metrics on every such message.
+        metrics.addMetric('MessagesSkipped', MetricUnit.Count, 1);
         return;
       case 'retry':
         metrics.addMetric('JobRetries', MetricUnit.Count, 1);

@@ -46,6 +46,8 @@ export interface WorkerDeps {
   readonly maxReceiveCount: number;
   /** Multipart part size for the copy. */
   readonly partSize?: number;
+  /** Base of the exponential backoff between attempts, in seconds. @default 5 */
+  readonly retryBaseSeconds?: number;
   readonly now?: () => number;
   readonly random?: () => number;
 }
@@ -63,9 +65,12 @@ export type JobOutcome =
 export interface Receipt {
   readonly messageId: string;
   readonly receiveCount: number;
+  /** Keeps the message invisible for `seconds` more while the attempt runs. */
+  readonly extendVisibility?: (seconds: number) => Promise<void>;
 }
 
 const DEFAULT_LINK_LIFETIME_MS = 55 * 60_000;
+const DEFAULT_RETRY_BASE_SECONDS = 5;
 /** Regenerations of a document within one attempt when links keep expiring. */
 const MAX_REGENERATIONS_PER_ATTEMPT = 2;
 
@@ -107,14 +112,46 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
     }
     throw error;
   }
+  // An attempt may outlast the lease (a slow generation, a large file): while it runs, it keeps its lease and
+  // its message, so neither the queue nor the reconciler hands the job to a second worker meanwhile.
+  const heartbeat = holdLease(deps, job.jobId, receipt);
   try {
     job = await runClaimedJob(deps, job);
-    await publish(deps, 'Document Stored', job);
-    deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
-    return { kind: 'stored', job };
   } catch (error) {
+    await heartbeat.stop();
     return settleFailure(deps, job, error, receipt);
   }
+  await heartbeat.stop();
+  await publish(deps, 'Document Stored', job);
+  deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
+  return { kind: 'stored', job };
+}
+
+/** Renews the job's lease and the message's visibility every third of the lease until stopped. */
+function holdLease(deps: WorkerDeps, jobId: string, receipt: Receipt): { stop(): Promise<void> } {
+  const now = deps.now ?? Date.now;
+  let beat: Promise<void> = Promise.resolve();
+  const renew = async (): Promise<void> => {
+    try {
+      if (!(await deps.jobs.renewLease(jobId, receipt.messageId, now() + deps.leaseMs))) return;
+      await receipt.extendVisibility?.(Math.ceil(deps.leaseMs / 1000));
+    } catch (error) {
+      deps.log.warn('could not renew the lease', { jobId, ...logFields(describe(error)) });
+    }
+  };
+  const timer = setInterval(
+    () => {
+      beat = beat.then(renew);
+    },
+    Math.max(1000, Math.floor(deps.leaseMs / 3)),
+  );
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await beat;
+    },
+  };
 }
 
 async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobRecord> {
@@ -327,7 +364,7 @@ async function settleFailure(
       .catch((e: unknown) =>
         deps.log.warn('could not release the job', { jobId: job.jobId, error: describe(e) }),
       );
-    deps.log.warn('job attempt failed; will retry', { jobId: job.jobId, ...reason, delaySeconds });
+    deps.log.warn('job attempt failed; will retry', { jobId: job.jobId, ...logFields(reason), delaySeconds });
     return { kind: 'retry', delaySeconds, error: reason };
   }
   const final = retryable
@@ -344,7 +381,7 @@ async function settleFailure(
     leaseUntil: undefined,
     ...(current.document === undefined ? {} : { document: withoutLinks(current.document) }),
   });
-  deps.log.error('job failed', { jobId: job.jobId, ...final });
+  deps.log.error('job failed', { jobId: job.jobId, ...logFields(final) });
   await publish(deps, 'Document Failed', failed);
   return { kind: 'failed', job: failed };
 }
@@ -357,7 +394,8 @@ const withoutLinks = (document: JobDocument): JobDocument => {
 /** Exponential backoff with full jitter, at least what a rate limit asked for, at most 15 minutes. */
 function backoffSeconds(deps: WorkerDeps, error: unknown, receiveCount: number): number {
   const random = deps.random ?? Math.random;
-  const ceiling = Math.min(900, 5 * 2 ** Math.max(0, receiveCount - 1));
+  const base = deps.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
+  const ceiling = Math.min(900, base * 2 ** Math.max(0, receiveCount - 1));
   const jittered = Math.ceil(random() * ceiling);
   const asked =
     error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined
@@ -371,6 +409,9 @@ function describe(error: unknown): { code: string; message: string } {
   if (error instanceof DocrelayError) return { code: error.code, message: error.message.slice(0, 1000) };
   return { code: 'INTERNAL', message: 'unexpected error (see the worker logs)' };
 }
+
+/** A job error as log fields: `message` is a key Powertools' Logger reserves (and would drop). */
+const logFields = (error: { code: string; message: string }) => ({ code: error.code, reason: error.message });
 
 async function publish(
   deps: WorkerDeps,

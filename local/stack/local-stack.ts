@@ -4,6 +4,8 @@
  * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
  * poller in place of Lambda's SQS event source, and the reconciler on an interval.
  */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { LocalSettings } from '../../functions/commons/env';
@@ -19,7 +21,7 @@ import { reconcile } from '../../functions/reconciler/reconcile';
 import { createRuntime, type Runtime } from '../../functions/runtime/runtime';
 import { makeWorkerHandler } from '../../functions/worker/make-handler';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
-import { ensureDevSecrets, writeEndpoints } from '../state-files';
+import { ensureDevSecrets, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { localContext } from './lambda-context';
@@ -41,6 +43,8 @@ export interface LocalStackOptions {
   readonly maxReceiveCount?: number;
   /** Worker lanes. @default config.service.maxConcurrency */
   readonly concurrency?: number;
+  /** Base of the worker's backoff between attempts, in seconds (small in tests). @default 5 */
+  readonly retryBaseSeconds?: number;
   /** How often the reconciler runs. @default 30_000 */
   readonly reconcileIntervalMs?: number;
   /** Powertools log level of the handlers. @default 'WARN' */
@@ -79,12 +83,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const service = config.config.service;
 
   const secretNames = new Set<string>([service.apiKeySecret, LOCAL_SEALING_SECRET]);
+  const standardWebhooksSecrets = new Set<string>();
   for (const integration of config.config.integrations) {
     const secret = integration.verify?.secret;
-    for (const name of secret === undefined ? [] : Array.isArray(secret) ? secret : [secret])
+    for (const name of secret === undefined ? [] : Array.isArray(secret) ? secret : [secret]) {
       secretNames.add(name);
+      if (integration.verify?.scheme === 'standard-webhooks') standardWebhooksSecrets.add(name);
+    }
   }
-  const created = await ensureDevSecrets(settings.secretsFile, [...secretNames]);
+  const created = [
+    ...(await ensureStandardWebhooksSecrets(settings.secretsFile, standardWebhooksSecrets)),
+    ...(await ensureDevSecrets(settings.secretsFile, [...secretNames])),
+  ];
   if (created.length > 0)
     line(`created development secrets in ${settings.secretsFile}: ${created.join(', ')}`);
   const overrides: Record<string, string> =
@@ -130,6 +140,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       events: { publisher: consoleEvents(join(settings.dataDir, 'events.jsonl'), line) },
       maxReceiveCount,
       leaseMs: visibility * 1000,
+      ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
     });
     stops.push(async () => {
       for (const client of Object.values(runtime.clients)) client.destroy();
@@ -233,6 +244,29 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * Standard Webhooks secrets must be `whsec_<base64>`: a development value of another form (ensureDevSecrets
+ * picks the form from the secret's name only) can be used by no sender and makes every delivery fail. Creates
+ * the missing ones in that form, and replaces a `dev_` value this tool generated earlier. Returns their names.
+ */
+async function ensureStandardWebhooksSecrets(file: string, names: ReadonlySet<string>): Promise<string[]> {
+  if (names.size === 0) return [];
+  let values: Record<string, string> = {};
+  try {
+    values = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const created = [...names].filter((name) => {
+    const value = values[name];
+    return typeof value !== 'string' || value === '' || value.startsWith('dev_');
+  });
+  if (created.length === 0) return [];
+  for (const name of created) values[name] = `whsec_${randomBytes(24).toString('base64')}`;
+  await writeJsonAtomic(file, values, 0o600);
+  return created;
 }
 
 /** Local events: appended to a JSON-lines file (no EventBridge emulator runs) and told on the console. */

@@ -1,0 +1,56 @@
+/**
+ * Signing webhooks as their senders do, with the development secret the local stack created. GitHub and
+ * Shopify are plain HMACs; Standard Webhooks and Stripe use the senders' own libraries, so the tests do not
+ * share an implementation with the verifier they exercise.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+
+// Only the signing helper is used: the client never makes a request.
+const stripe = new Stripe('sk_test_unused');
+
+/** Headers of a signed webhook, content type included. */
+export type SignedHeaders = Record<string, string>;
+
+/** GitHub: `X-Hub-Signature-256: sha256=<hex HMAC>`, and the delivery id in X-GitHub-Delivery. */
+export function signGithub(body: Buffer, secret: string, deliveryId: string = randomUUID()): SignedHeaders {
+  return {
+    'content-type': 'application/json',
+    'x-github-event': 'release',
+    'x-github-delivery': deliveryId,
+    'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+  };
+}
+
+/** Standard Webhooks (`whsec_` secret): webhook-id, webhook-timestamp and webhook-signature. */
+export function signStandardWebhooks(
+  body: Buffer,
+  secret: string,
+  id: string = `msg_${randomUUID()}`,
+  at: Date = new Date(),
+): SignedHeaders {
+  const signature = new Webhook(secret).sign(id, at, body.toString('utf8'));
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
+}
+
+/** Stripe: `Stripe-Signature: t=...,v1=...` through the Stripe library's own test helper. */
+export function signStripe(body: Buffer, secret: string): SignedHeaders {
+  const header = stripe.webhooks.generateTestHeaderString({ payload: body.toString('utf8'), secret });
+  return { 'content-type': 'application/json', 'stripe-signature': header };
+}
+
+/** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC>`, the delivery id in X-Shopify-Webhook-Id. */
+export function signShopify(body: Buffer, secret: string, webhookId: string = randomUUID()): SignedHeaders {
+  return {
+    'content-type': 'application/json',
+    'x-shopify-topic': 'orders/paid',
+    'x-shopify-webhook-id': webhookId,
+    'x-shopify-hmac-sha256': createHmac('sha256', secret).update(body).digest('base64'),
+  };
+}
