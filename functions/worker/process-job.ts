@@ -91,13 +91,11 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
   }
   if (isFinal(job.status)) return { kind: 'skipped', job };
   if (job.leaseOwner !== undefined && job.leaseOwner !== receipt.messageId && (job.leaseUntil ?? 0) > now()) {
-    // Another worker holds the job (a duplicate message): come back once its lease would have run out.
-    const delaySeconds = Math.ceil(((job.leaseUntil ?? now()) - now()) / 1000) + 1;
-    return {
-      kind: 'retry',
-      delaySeconds,
-      error: { code: 'JOB_LEASED', message: 'another worker holds the job' },
-    };
+    // Another worker holds the job: this message is a duplicate (a sender's retry, a resend). The holder keeps
+    // its own message alive while it works, and that message returns if the holder dies, so this one can go.
+    // Deferring it instead would only walk it, receive by receive, into the dead-letter queue.
+    deps.log.info('duplicate message for a job another worker holds; dropped', { jobId });
+    return { kind: 'skipped', job };
   }
   try {
     job = await deps.jobs.updateJob(job, {

@@ -153,7 +153,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const ingest = makeIngestHandler(runtime, createObservability('ingest', { logLevel }));
     const jobsApi = makeJobsApiHandler(runtime, createObservability('jobs-api', { logLevel }));
     const eventIngest = makeEventIngestHandler(runtime, createObservability('event-ingest', { logLevel }));
-    const worker = makeWorkerHandler(runtime, createObservability('worker', { logLevel }));
     const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
 
     const api = await startApiServer(
@@ -181,7 +180,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueUrl: aws.queueUrl,
         queueArn,
         region: aws.region,
-        handler: (event, context) => worker(event, context) as ReturnType<typeof worker>,
+        handlerForLane: () => {
+          const worker = makeWorkerHandler(runtime, createObservability('worker', { logLevel }));
+          return (event, context) => worker(event, context) as ReturnType<typeof worker>;
+        },
         concurrency: options.concurrency ?? service.maxConcurrency,
         onError: (error) => line(`worker error: ${error instanceof Error ? error.message : String(error)}`),
       });

@@ -22,7 +22,11 @@ export interface PollerOptions {
   readonly queueUrl: string;
   readonly queueArn: string;
   readonly region: string;
-  readonly handler: SqsHandler;
+  /**
+   * The worker handler of one lane. Each lane gets its own (as each concurrent Lambda invocation runs in its
+   * own container): Powertools keeps per-invocation state (log keys, the batch's failures) on the instance.
+   */
+  readonly handlerForLane: (lane: number) => SqsHandler;
   /** Lanes, each with one batch in flight: the cap on generations in flight (`service.maxConcurrency`). */
   readonly concurrency: number;
   /** Messages per batch. @default 1 */
@@ -74,6 +78,7 @@ export function startPoller(options: PollerOptions): Poller {
   let batches = 0;
   const lanes: Promise<void>[] = [];
   const lane = async (index: number): Promise<void> => {
+    const handler = options.handlerForLane(index);
     while (running) {
       let messages: Message[];
       try {
@@ -100,10 +105,7 @@ export function startPoller(options: PollerOptions): Poller {
       };
       let failed: Set<string>;
       try {
-        const response = await options.handler(
-          event,
-          localContext(`worker-${index}`, options.timeoutMs ?? 300_000),
-        );
+        const response = await handler(event, localContext(`worker-${index}`, options.timeoutMs ?? 300_000));
         failed = new Set((response?.batchItemFailures ?? []).map((item) => item.itemIdentifier));
       } catch (error) {
         // A handler that throws fails the whole batch: every message comes back after its visibility timeout.

@@ -98,7 +98,7 @@ it('turns received queue messages into SQS events that pass the schema, with rec
       queueArn: arn,
       region: LOCAL_REGION,
       concurrency: 1,
-      handler: async (event) => {
+      handlerForLane: () => async (event) => {
         events.push(event);
         return {
           batchItemFailures:
