@@ -1,0 +1,42 @@
+/**
+ * `npm run build`: bundles each Lambda function exactly as the CDK construct does (same esbuild options, the
+ * validated configuration beside it) into dist/<function>/, and prints each bundle's size. What `cdk deploy`
+ * uploads, without CDK; the benchmarks and anyone inspecting a bundle use it.
+ */
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { build } from 'esbuild';
+import { readLocalSettings } from '../functions/commons/env';
+import { loadConfigFile } from '../functions/config/load';
+import {
+  BUNDLED_CONFIG_FILE,
+  docrelayBundling,
+  esbuildBuildOptions,
+  FUNCTION_NAMES,
+  functionEntry,
+  PROJECT_ROOT,
+} from '../lib/docrelay-function';
+
+async function main(): Promise<void> {
+  const settings = readLocalSettings();
+  const config = await loadConfigFile(settings.configPath);
+  const out = join(PROJECT_ROOT, 'dist');
+  await rm(out, { recursive: true, force: true });
+  const bundling = docrelayBundling(join(out, BUNDLED_CONFIG_FILE));
+  for (const name of FUNCTION_NAMES) {
+    const dir = join(out, name);
+    await mkdir(dir, { recursive: true });
+    const outfile = join(dir, 'index.js');
+    await build(esbuildBuildOptions(bundling, functionEntry(name), outfile));
+    await writeFile(join(dir, BUNDLED_CONFIG_FILE), `${JSON.stringify(config.config)}\n`);
+    const { size } = await stat(outfile);
+    process.stdout.write(
+      `${relative(PROJECT_ROOT, outfile).padEnd(32)} ${(size / 1024).toFixed(1).padStart(8)} KiB\n`,
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`build: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
+  process.exitCode = 1;
+});
