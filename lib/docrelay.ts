@@ -3,10 +3,10 @@
  * YAML file runs the local stack (`npm start`); here it is validated at synth and copied into every function's
  * asset. Resources can be brought (bucket, key, event bus, alarm topic, sealing secret) or created.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy, Stack, Stage, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   HttpApi,
@@ -303,7 +303,7 @@ export class DocRelay extends Construct {
     const source = props.configSource ?? 'config';
     // Validate (and compile every expression) here too, so a config built in code fails at synth, not in Lambda.
     this.config = parseConfig(JSON.stringify(props.config), source).config;
-    const configFile = writeConfigFile(this.config);
+    const configFile = writeConfigFile(this, this.config);
     this.configFile = configFile;
     this.encryptionKey = props.encryptionKey;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
@@ -802,10 +802,16 @@ export function secretPolicyArn(secret: ISecret): string {
   return secret.secretFullArn ?? `${secret.secretArn}-??????`;
 }
 
-/** Writes the validated configuration to a temporary JSON file, copied into each function's asset. */
-function writeConfigFile(config: DocrelayConfig): string {
-  const dir = mkdtempSync(join(tmpdir(), 'docrelay-config-'));
-  const file = join(dir, 'docrelay.config.json');
-  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+/**
+ * Writes the validated configuration as JSON into the cloud assembly's folder (named by its hash, so two
+ * configurations never collide), from where it is copied into each function's asset.
+ */
+function writeConfigFile(scope: Construct, config: DocrelayConfig): string {
+  const text = `${JSON.stringify(config, null, 2)}\n`;
+  const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const dir = Stage.of(scope)?.outdir ?? '.';
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `docrelay.config.${hash}.json`);
+  writeFileSync(file, text);
   return file;
 }

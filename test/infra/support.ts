@@ -1,5 +1,5 @@
 /** Shared helpers of the infrastructure tests: apps that synthesize fast (bundling skipped) and the test config. */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
@@ -22,12 +22,16 @@ export const CDK_CONTEXT: Record<string, unknown> = JSON.parse(
   readFileSync(join(ROOT, 'cdk.json'), 'utf8'),
 ).context;
 
-/** An app that skips asset bundling (esbuild runs only in the bundle smoke test). */
+const outdirs: string[] = [];
+afterAll(() => {
+  for (const dir of outdirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** An app that skips asset bundling (esbuild runs only in the bundle smoke test); its outdir goes afterwards. */
 export function testApp(context: Record<string, unknown> = {}): App {
-  return new App({
-    context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context },
-    outdir: mkdtempSync(join(tmpdir(), 'docrelay-infra-')),
-  });
+  const outdir = mkdtempSync(join(tmpdir(), 'docrelay-infra-'));
+  outdirs.push(outdir);
+  return new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context }, outdir });
 }
 
 /** The validated test configuration. */
