@@ -25,36 +25,66 @@ export interface AwsClients {
   readonly secretsManager: SecretsManagerClient;
 }
 
+type ClientBase = { region?: string; credentials?: { accessKeyId: string; secretAccessKey: string } };
+
+const clientBase = (settings: AwsClientSettings): ClientBase => ({
+  ...(settings.region === undefined ? {} : { region: settings.region }),
+  ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
+});
+
+// One factory per client, so that a function bundles and loads only the SDK clients it uses (esbuild drops
+// the unused factories and their SDK imports: the ingest needs neither S3 nor EventBridge).
+
+/** The S3 client. */
+export function createS3Client(settings: AwsClientSettings = {}): S3Client {
+  return new S3Client({
+    ...clientBase(settings),
+    ...(settings.endpoints?.s3 === undefined
+      ? {}
+      : { endpoint: settings.endpoints.s3, forcePathStyle: true }),
+    // Local S3 emulators predate the SDK's default CRC32 trailers; S3 itself takes both.
+    ...(settings.endpoints !== undefined
+      ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }
+      : {}),
+  });
+}
+
+/** The SQS client. */
+export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
+  return new SQSClient({
+    ...clientBase(settings),
+    ...(settings.endpoints?.sqs === undefined ? {} : { endpoint: settings.endpoints.sqs }),
+  });
+}
+
+/** The DynamoDB document client (undefined attributes removed). */
+export function createDynamoDbClient(settings: AwsClientSettings = {}): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      ...clientBase(settings),
+      ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
+    }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+}
+
+/** The EventBridge client. */
+export function createEventBridgeClient(settings: AwsClientSettings = {}): EventBridgeClient {
+  return new EventBridgeClient(clientBase(settings));
+}
+
+/** The Secrets Manager client. */
+export function createSecretsManagerClient(settings: AwsClientSettings = {}): SecretsManagerClient {
+  return new SecretsManagerClient(clientBase(settings));
+}
+
 /** Creates the AWS clients, pointed at the given endpoints when there are any. */
 export function createAwsClients(settings: AwsClientSettings = {}): AwsClients {
-  const base = {
-    ...(settings.region === undefined ? {} : { region: settings.region }),
-    ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
-  };
-  const local = settings.endpoints !== undefined;
   return {
-    s3: new S3Client({
-      ...base,
-      ...(settings.endpoints?.s3 === undefined
-        ? {}
-        : { endpoint: settings.endpoints.s3, forcePathStyle: true }),
-      // Local S3 emulators predate the SDK's default CRC32 trailers; S3 itself takes both.
-      ...(local
-        ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }
-        : {}),
-    }),
-    sqs: new SQSClient({
-      ...base,
-      ...(settings.endpoints?.sqs === undefined ? {} : { endpoint: settings.endpoints.sqs }),
-    }),
-    dynamodb: DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        ...base,
-        ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
-      }),
-      { marshallOptions: { removeUndefinedValues: true } },
-    ),
-    eventBridge: new EventBridgeClient(base),
-    secretsManager: new SecretsManagerClient(base),
+    s3: createS3Client(settings),
+    sqs: createSqsClient(settings),
+    dynamodb: createDynamoDbClient(settings),
+    eventBridge: createEventBridgeClient(settings),
+    secretsManager: createSecretsManagerClient(settings),
   };
 }

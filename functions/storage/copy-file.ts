@@ -1,11 +1,15 @@
 /**
- * Streams one file into S3: never whole in memory (multipart through lib-storage, a few parts in flight),
- * SHA-256 and byte count computed on the way, and the copy refused (no object completed) when the bytes do
- * not add up to what was announced.
+ * Streams one file into S3: never whole in memory, SHA-256 and byte count computed on the way, and the copy
+ * refused (no object completed) when the bytes do not add up to what was announced.
+ *
+ * When the length is known up front (the download's Content-Length) and fits one PUT, the bytes go through a
+ * single streamed PutObject: nothing is buffered (a multipart upload holds `partSize × queueSize` in
+ * memory) and it was 2-3x faster in bench/ (docs/benchmarks.md, "copy"). A stream that ends short or runs
+ * over aborts the request, so no object is written. Unknown or larger lengths use a multipart upload.
  */
 import { createHash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { DocrelayError } from '../commons/errors';
 import { CopySizeMismatchError, StorageWriteError } from './errors';
@@ -27,8 +31,13 @@ export interface CopyRequest {
   readonly partSize?: number;
   /** Parts uploaded at once. @default 4 */
   readonly queueSize?: number;
+  /** Largest length sent as one streamed PUT; above it (or with no length known), multipart. @default 5 GiB */
+  readonly singlePutMaxBytes?: number;
   readonly signal?: AbortSignal;
 }
+
+/** S3's limit for one PUT. */
+export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
 /** What was stored. */
 export interface CopyResult {
@@ -81,27 +90,43 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     measuring.destroy(error);
   });
   request.body.pipe(measuring);
-  const upload = new Upload({
-    client: request.s3,
-    params: {
-      Bucket: request.bucket,
-      Key: request.key,
-      Body: measuring,
-      ContentType: request.contentType,
-      Metadata: request.metadata,
-    },
-    partSize: request.partSize ?? 8 * 1024 * 1024,
-    queueSize: request.queueSize ?? 4,
-    leavePartsOnError: false,
-  });
+  const singlePut =
+    request.contentLength !== undefined &&
+    request.contentLength <= (request.singlePutMaxBytes ?? MAX_SINGLE_PUT_BYTES);
+  const params = {
+    Bucket: request.bucket,
+    Key: request.key,
+    Body: measuring,
+    ContentType: request.contentType,
+    Metadata: request.metadata,
+  };
+  // A streamed PUT does not end on a source error by itself (the request waits for the announced bytes):
+  // the measuring stream's error aborts it.
+  const aborter = new AbortController();
+  measuring.once('error', () => aborter.abort());
+  const upload = singlePut
+    ? undefined
+    : new Upload({
+        client: request.s3,
+        params,
+        partSize: request.partSize ?? 8 * 1024 * 1024,
+        queueSize: request.queueSize ?? 4,
+        leavePartsOnError: false,
+      });
   const onAbort = (): void => {
-    void upload.abort();
+    aborter.abort();
+    void upload?.abort();
   };
   request.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    await upload.done();
+    if (upload !== undefined) await upload.done();
+    else {
+      await request.s3.send(new PutObjectCommand({ ...params, ContentLength: request.contentLength }), {
+        abortSignal: aborter.signal,
+      });
+    }
   } catch (error) {
-    const cause = sourceError ?? error;
+    const cause = sourceError ?? measuring.errored ?? error;
     if (cause instanceof DocrelayError) throw cause;
     if (sourceError !== undefined) {
       throw new DocrelayError('DOWNLOAD_INTERRUPTED', 'the download stopped before the file was complete', {

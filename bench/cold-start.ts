@@ -1,0 +1,263 @@
+/**
+ * Benchmark 4, cold start: each Lambda bundle built with the construct's esbuild settings (minified, CJS,
+ * platform node, everything bundled, the AWS SDK included; target node20 here so this Node can load it),
+ * its size, and the time a fresh `node` process takes to load it (the handler module builds its runtime at
+ * load: that is the cold start's init) against an empty bundle. Also which packages make up the bytes.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BuildOptions, Metafile } from 'esbuild';
+import { parse as parseYaml } from 'yaml';
+import { LAMBDA_ENV } from '../functions/config/lambda-env';
+import { compare } from './harness';
+import { comparisonRow, type ResultRow } from './results';
+
+const ROOT = resolve(__dirname, '..');
+
+/** The Lambda entry points. */
+export const FUNCTIONS = ['ingest', 'worker', 'jobs-api', 'event-ingest', 'reconciler'] as const;
+
+/** Options of the cold-start benchmark. */
+export interface ColdStartOptions {
+  readonly rounds: number;
+  readonly functions?: readonly (typeof FUNCTIONS)[number][];
+  /** Where bundles are written. @default a temporary directory, removed afterwards */
+  readonly outDir?: string;
+}
+
+/** The bundle size target of the ingest function, in bytes (250 KB). */
+export const INGEST_BUNDLE_TARGET_BYTES = 250 * 1024;
+
+interface BundleSettings {
+  readonly options: (entry: string, outfile: string) => BuildOptions;
+  readonly source: string;
+  /** NODE_OPTIONS the construct sets on every function. */
+  readonly nodeOptions: string;
+}
+
+/**
+ * The esbuild options of the CDK construct (lib/docrelay-function.ts), when it exports them; else the same
+ * settings written out here. The target is lowered to node20 (this machine's Node) for loading.
+ */
+async function bundleSettings(configFile: string): Promise<BundleSettings> {
+  const fallback: BundleSettings = {
+    source: 'bench/cold-start.ts (construct options not found)',
+    nodeOptions: '--enable-source-maps',
+    options: (entry, outfile) => ({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      minify: true,
+      sourcemap: true,
+      sourcesContent: false,
+      keepNames: true,
+      mainFields: ['module', 'main'],
+      logLevel: 'warning',
+    }),
+  };
+  try {
+    const lib: unknown = await import('../lib/docrelay-function');
+    if (
+      typeof lib === 'object' &&
+      lib !== null &&
+      'docrelayBundling' in lib &&
+      typeof lib.docrelayBundling === 'function' &&
+      'esbuildBuildOptions' in lib &&
+      typeof lib.esbuildBuildOptions === 'function'
+    ) {
+      const bundling: unknown = lib.docrelayBundling(configFile);
+      const toOptions = lib.esbuildBuildOptions as (
+        b: unknown,
+        entry: string,
+        outfile: string,
+      ) => BuildOptions;
+      return {
+        source: 'lib/docrelay-function.ts esbuildBuildOptions(docrelayBundling(...)), target node20',
+        nodeOptions: '--enable-source-maps',
+        options: (entry, outfile) => ({
+          ...toOptions(bundling, entry, outfile),
+          target: 'node20',
+          metafile: true,
+        }),
+      };
+    }
+  } catch {
+    // The construct is being written; the fallback mirrors its settings.
+  }
+  return fallback;
+}
+
+/** The Lambda environment with dummy values, as the construct sets it. */
+function lambdaEnv(configPath: string, name: string, nodeOptions: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    NODE_OPTIONS: nodeOptions,
+    AWS_REGION: 'us-east-1',
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDCOLDSTART',
+    AWS_SECRET_ACCESS_KEY: 'cold-start',
+    AWS_LAMBDA_FUNCTION_NAME: `docrelay-${name}`,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    POWERTOOLS_SERVICE_NAME: `docrelay-${name}`,
+    POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+    [LAMBDA_ENV.configPath]: configPath,
+    [LAMBDA_ENV.tableName]: 'docrelay-jobs',
+    [LAMBDA_ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/000000000000/docrelay-jobs',
+    [LAMBDA_ENV.dlqUrl]: 'https://sqs.us-east-1.amazonaws.com/000000000000/docrelay-jobs-dlq',
+    [LAMBDA_ENV.bucket]: 'docrelay-documents',
+    [LAMBDA_ENV.eventBusName]: 'default',
+    [LAMBDA_ENV.sealingSecretName]: 'docrelay/sealing-key',
+    [LAMBDA_ENV.maxReceiveCount]: '5',
+    [LAMBDA_ENV.leaseSeconds]: '900',
+  };
+}
+
+// Loads the bundle and prints the in-process require time; the parent also times spawn to exit.
+const LOADER = `
+const start = performance.now();
+const mod = require(process.argv[1]);
+if (typeof mod.handler !== 'function') { console.error('no handler export'); process.exit(2); }
+process.stdout.write(JSON.stringify({ requireMs: performance.now() - start, uptimeMs: process.uptime() * 1000 }));
+`;
+
+interface LoadSample {
+  /** Spawn to exit of `node` loading the bundle: Node's own start plus the module's. */
+  readonly processMs: number;
+  /** `require(bundle)` alone, inside the process. */
+  readonly requireMs: number;
+}
+
+function loadOnce(bundle: string, env: NodeJS.ProcessEnv): Promise<LoadSample> {
+  return new Promise((resolveLoad, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, ['-e', LOADER, bundle], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const processMs = Number(process.hrtime.bigint() - started) / 1e6;
+      if (code !== 0) {
+        reject(new Error(`loading ${bundle} exited ${code}: ${err.slice(0, 2000)}`));
+        return;
+      }
+      const parsed = JSON.parse(out) as { requireMs: number };
+      resolveLoad({ processMs, requireMs: parsed.requireMs });
+    });
+  });
+}
+
+/** Output bytes per package (node_modules/<name>, or the repository folder), largest first. */
+export function bytesByPackage(metafile: Metafile, outfile: string): Array<{ name: string; bytes: number }> {
+  const output = Object.entries(metafile.outputs).find(([path]) => resolve(path) === resolve(outfile))?.[1];
+  const totals = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const at = input.lastIndexOf('node_modules/');
+    let name: string;
+    if (at >= 0) {
+      const parts = input.slice(at + 'node_modules/'.length).split('/');
+      name = parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1] ?? ''}` : (parts[0] ?? input);
+    } else {
+      name = input.split('/').slice(0, 2).join('/');
+    }
+    totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
+  }
+  return [...totals.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
+/** Runs benchmark 4: one size row and one load-time row per function. */
+export async function runColdStart(options: ColdStartOptions): Promise<ResultRow[]> {
+  const esbuild = await import('esbuild');
+  const dir = options.outDir ?? (await mkdtemp(join(tmpdir(), 'docrelay-bench-cold-')));
+  await mkdir(dir, { recursive: true });
+  try {
+    // The construct bundles the validated configuration as JSON beside the code.
+    const configPath = join(dir, 'docrelay.config.json');
+    const yamlText = await readFile(join(ROOT, 'config', 'docrelay.yaml'), 'utf8');
+    await writeFile(configPath, JSON.stringify(parseYaml(yamlText)));
+    const settings = await bundleSettings(configPath);
+
+    const emptyEntry = join(dir, 'empty-handler.ts');
+    await writeFile(emptyEntry, 'export const handler = async (): Promise<unknown> => ({});\n');
+    const emptyOut = join(dir, 'empty', 'index.js');
+    await esbuild.build({ ...settings.options(emptyEntry, emptyOut), metafile: true });
+    const emptyBytes = (await stat(emptyOut)).size;
+
+    const rows: ResultRow[] = [];
+    for (const name of options.functions ?? FUNCTIONS) {
+      const outfile = join(dir, name, 'index.js');
+      const result = await esbuild.build({
+        ...settings.options(join(ROOT, 'functions', name, 'handler.ts'), outfile),
+        metafile: true,
+      });
+      const bytes = (await stat(outfile)).size;
+      const top = bytesByPackage(result.metafile, outfile).slice(0, 8);
+      const isIngest = name === 'ingest';
+      rows.push({
+        benchmark: 'cold-start',
+        case: `${name} bundle`,
+        metric: 'minified bytes (no source map)',
+        subject: `${(bytes / 1024).toFixed(0)} KB`,
+        // For the ingest the ratio is against the 250 KB target; the empty bundle is shown for scale.
+        baseline: `${(emptyBytes / 1024).toFixed(1)} KB (empty)${isIngest ? '; ratio vs 250 KB' : ''}`,
+        ...(isIngest
+          ? {
+              target: '< 250 KB',
+              met: bytes < INGEST_BUNDLE_TARGET_BYTES,
+              ratio: bytes / INGEST_BUNDLE_TARGET_BYTES,
+            }
+          : {}),
+        data: { bytes, emptyBytes, topPackages: top, settings: settings.source },
+      });
+
+      const env = lambdaEnv(configPath, name, settings.nodeOptions);
+      const samples: LoadSample[] = [];
+      const emptySamples: LoadSample[] = [];
+      const comparison = await compare({
+        rounds: options.rounds,
+        subject: async () => {
+          const sample = await loadOnce(outfile, env);
+          samples.push(sample);
+          return sample.processMs;
+        },
+        baseline: async () => {
+          const sample = await loadOnce(emptyOut, env);
+          emptySamples.push(sample);
+          return sample.processMs;
+        },
+      });
+      const requireMedian = [...samples.map((s) => s.requireMs)].sort((a, b) => a - b)[
+        Math.floor(samples.length / 2)
+      ];
+      rows.push(
+        comparisonRow(
+          {
+            benchmark: 'cold-start',
+            case: `${name} load`,
+            metric: `fresh node process, spawn→exit (require alone ≈ ${(requireMedian ?? 0).toFixed(0)} ms)`,
+            unit: 'ms',
+            ...(isIngest ? { target: '< 2x' } : {}),
+          },
+          comparison,
+          isIngest ? (ratio) => ratio < 2 : undefined,
+        ),
+      );
+    }
+    return rows;
+  } finally {
+    if (options.outDir === undefined) await rm(dir, { recursive: true, force: true });
+  }
+}

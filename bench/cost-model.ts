@@ -1,0 +1,122 @@
+/**
+ * Benchmark 6, the cost model: dollars per 1,000 documents on AWS (us-east-1, arm64 Lambda), from the
+ * measured durations and the request counts read from the code. One document = one job from a webhook that
+ * makes one job (the worst case: a webhook making two jobs shares its ingest and API Gateway cost).
+ */
+import { fmt } from './harness';
+
+/**
+ * List prices, us-east-1, from the AWS public pricing pages as of mid-2025 (as known to the author; check the
+ * pages before quoting a figure). Free tiers are ignored.
+ */
+export const PRICES = {
+  source: 'AWS public pricing pages (us-east-1) as of mid-2025; free tiers ignored',
+  lambdaArmGbSecond: 0.0000133334,
+  lambdaRequest: 0.2 / 1e6,
+  httpApiRequest: 1.0 / 1e6,
+  sqsRequest: 0.4 / 1e6,
+  dynamoWriteUnit: 0.625 / 1e6,
+  dynamoReadUnit: 0.125 / 1e6,
+  s3Put: 0.005 / 1000,
+  s3GbMonth: 0.023,
+  secretsApiCall: 0.05 / 10_000,
+  eventBridgeEvent: 1.0 / 1e6,
+} as const;
+
+/** What the model is computed from. */
+export interface CostInputs {
+  /** Billed duration of one ingest invocation, ms (measured CPU + the AWS round trips it waits for). */
+  readonly ingestMs: number;
+  readonly ingestMemoryMb: number;
+  /** Billed duration of one worker invocation (one job), ms. */
+  readonly workerMs: number;
+  readonly workerMemoryMb: number;
+  /** Average stored file size, bytes (one file per document). */
+  readonly fileBytes: number;
+  /** Secrets Manager reads per document, with the 5-minute cache (≈ 0 at steady load). */
+  readonly secretCallsPerDocument: number;
+  /** S3 write requests per file: 1 for a single PUT, 2 + parts for a multipart upload. */
+  readonly s3PutsPerFile: number;
+}
+
+/** One line of the model. */
+export interface CostLine {
+  readonly item: string;
+  readonly count: string;
+  readonly dollarsPer1000: number;
+}
+
+/**
+ * DynamoDB request units per document, counted from functions/jobs/job-store.ts and the ingest and worker:
+ * ingest: PutItem delivery (≈3 WRU: the sealed payload of an ~8 KB webhook gzips to ~3 KB), PutItem job
+ * (1 WRU), UpdateItem delivery enqueued (≈3 WRU, billed on the larger item); worker: GetItem job (1 RRU,
+ * strongly consistent), UpdateItem claim, GetItem delivery (1 RRU), UpdateItem created, UpdateItem file
+ * stored, UpdateItem stored (1–2 WRU each, job items are 1–2 KB). Items in the `open-jobs` index (open
+ * deliveries and jobs, projection ALL) are written again to the index on each of those writes: counted as
+ * +1 WRU per write while open (≈6 writes).
+ */
+export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 3 + 1 + 3 + 4 * 1.5 + 6, reads: 2 } as const;
+
+/** SQS requests per document: SendMessageBatch (ingest), ReceiveMessage and DeleteMessageBatch (Lambda's poller). */
+export const SQS_REQUESTS_PER_DOCUMENT = 3;
+
+/** The model's lines and total, per 1,000 documents. */
+export function costPer1000(inputs: CostInputs): { lines: CostLine[]; total: number } {
+  const perDoc = (dollars: number): number => dollars * 1000;
+  const gbSeconds = (ms: number, mb: number): number => (Math.ceil(ms) / 1000) * (mb / 1024);
+  const lines: CostLine[] = [
+    {
+      item: 'Lambda ingest (GB-s + request)',
+      count: `${fmt(inputs.ingestMs)} ms × ${inputs.ingestMemoryMb} MB`,
+      dollarsPer1000: perDoc(
+        gbSeconds(inputs.ingestMs, inputs.ingestMemoryMb) * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest,
+      ),
+    },
+    {
+      item: 'Lambda worker (GB-s + request)',
+      count: `${fmt(inputs.workerMs)} ms × ${inputs.workerMemoryMb} MB`,
+      dollarsPer1000: perDoc(
+        gbSeconds(inputs.workerMs, inputs.workerMemoryMb) * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest,
+      ),
+    },
+    {
+      item: 'API Gateway HTTP API',
+      count: '1 request (≤ 512 KB)',
+      dollarsPer1000: perDoc(PRICES.httpApiRequest),
+    },
+    {
+      item: 'SQS',
+      count: `${SQS_REQUESTS_PER_DOCUMENT} requests`,
+      dollarsPer1000: perDoc(SQS_REQUESTS_PER_DOCUMENT * PRICES.sqsRequest),
+    },
+    {
+      item: 'DynamoDB on demand',
+      count: `≈${DYNAMO_UNITS_PER_DOCUMENT.writes} WRU, ${DYNAMO_UNITS_PER_DOCUMENT.reads} RRU`,
+      dollarsPer1000: perDoc(
+        DYNAMO_UNITS_PER_DOCUMENT.writes * PRICES.dynamoWriteUnit +
+          DYNAMO_UNITS_PER_DOCUMENT.reads * PRICES.dynamoReadUnit,
+      ),
+    },
+    {
+      item: 'S3 PUT requests',
+      count: `${inputs.s3PutsPerFile} per file`,
+      dollarsPer1000: perDoc(inputs.s3PutsPerFile * PRICES.s3Put),
+    },
+    {
+      item: 'S3 storage, first month',
+      count: `${fmt(inputs.fileBytes / 1024)} KB per file`,
+      dollarsPer1000: perDoc((inputs.fileBytes / 1024 ** 3) * PRICES.s3GbMonth),
+    },
+    {
+      item: 'Secrets Manager API calls (cached 5 min)',
+      count: `${inputs.secretCallsPerDocument} per document`,
+      dollarsPer1000: perDoc(inputs.secretCallsPerDocument * PRICES.secretsApiCall),
+    },
+    {
+      item: 'EventBridge PutEvents',
+      count: '1 event ("Document Stored")',
+      dollarsPer1000: perDoc(PRICES.eventBridgeEvent),
+    },
+  ];
+  return { lines, total: lines.reduce((sum, line) => sum + line.dollarsPer1000, 0) };
+}
