@@ -1,11 +1,11 @@
 /**
- * Argument and input handling shared by the operational commands (send, put-event, jobs, replay, dlq):
+ * Argument and input handling shared by the CLI commands (map, send, put-event, jobs, replay, dlq):
  * parseArgs with usage errors (exit 2), the configuration with its first problem on one line, input files.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { LoadedConfig } from '../../functions/config/compile';
+import type { CompiledIntegration, LoadedConfig } from '../../functions/config/compile';
 import { ConfigError, formatConfigProblem } from '../../functions/config/errors';
 import { loadConfigFile } from '../../functions/config/load';
 import { CliError } from './types';
@@ -59,6 +59,17 @@ export async function loadConfigOrExplain(path: string): Promise<LoadedConfig> {
   }
 }
 
+/** The integration with that id; unknown ids fail with the configured ones listed (this is the user's CLI). */
+export function findIntegration(loaded: LoadedConfig, integrationId: string): CompiledIntegration {
+  const integration = loaded.integrations.get(integrationId);
+  if (integration === undefined) {
+    throw new CliError(
+      `unknown integration "${integrationId}"; configured: ${[...loaded.integrations.keys()].join(', ')}`,
+    );
+  }
+  return integration;
+}
+
 /** Reads an input file's bytes, relative to the working directory. */
 export async function readInputFile(cwd: string, path: string, what: string): Promise<Buffer> {
   const full = resolve(cwd, path);
@@ -72,14 +83,31 @@ export async function readInputFile(cwd: string, path: string, what: string): Pr
 
 /** `--header name:value` items as lower-cased names to values; a malformed one is a usage error. */
 export function parseHeaderOptions(items: readonly string[], usage: string): Record<string, string> {
+  return parsePairs(items, ':', '--header name:value', usage, (name) => {
+    const lower = name.toLowerCase();
+    return /^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower) ? lower : undefined;
+  });
+}
+
+/** `--query key=value` items as keys to values; a malformed one is a usage error. */
+export function parseQueryOptions(items: readonly string[], usage: string): Record<string, string> {
+  return parsePairs(items, '=', '--query key=value', usage, (key) => key);
+}
+
+function parsePairs(
+  items: readonly string[],
+  separator: string,
+  form: string,
+  usage: string,
+  normalizeKey: (key: string) => string | undefined,
+): Record<string, string> {
+  // A null-prototype record: keys such as `__proto__` stay ordinary keys.
   const out: Record<string, string> = Object.create(null);
   for (const item of items) {
-    const at = item.indexOf(':');
-    const name = at > 0 ? item.slice(0, at).trim().toLowerCase() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) {
-      throw new CliError(`"${item}" is not --header name:value (${usage})`, 2);
-    }
-    out[name] = item.slice(at + 1).trim();
+    const at = item.indexOf(separator);
+    const key = at > 0 ? normalizeKey(item.slice(0, at).trim()) : undefined;
+    if (key === undefined || key === '') throw new CliError(`"${item}" is not ${form} (${usage})`, 2);
+    out[key] = item.slice(at + 1).trim();
   }
   return out;
 }

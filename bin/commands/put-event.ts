@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { readLocalSettings } from '../../functions/commons/env';
 import {
+  findIntegration,
   firstLine,
   loadConfigOrExplain,
   parseCommandArgs,
@@ -94,12 +95,7 @@ export const run: CommandRun = async (ctx) => {
 
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const loaded = await loadConfigOrExplain(settings.configPath);
-  const integration = loaded.integrations.get(integrationId);
-  if (integration === undefined) {
-    throw new CliError(
-      `unknown integration "${integrationId}"; configured: ${[...loaded.integrations.keys()].join(', ')}`,
-    );
-  }
+  const integration = findIntegration(loaded, integrationId);
   if (integration.config.eventBridge === undefined) {
     throw new CliError(
       `integration "${integrationId}" has no eventBridge block: it takes webhooks (docrelay send ${integrationId} --payload <file>)`,

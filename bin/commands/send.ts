@@ -6,6 +6,7 @@
 import { readLocalSettings } from '../../functions/commons/env';
 import { FileSecretSource } from '../../functions/commons/secrets';
 import {
+  findIntegration,
   firstLine,
   loadConfigOrExplain,
   parseCommandArgs,
@@ -41,12 +42,7 @@ export const run: CommandRun = async (ctx) => {
 
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const loaded = await loadConfigOrExplain(settings.configPath);
-  const integration = loaded.integrations.get(integrationId);
-  if (integration === undefined) {
-    throw new CliError(
-      `unknown integration "${integrationId}"; configured: ${[...loaded.integrations.keys()].join(', ')}`,
-    );
-  }
+  const integration = findIntegration(loaded, integrationId);
   const verify = integration.config.verify;
   if (verify === undefined) {
     throw new CliError(
