@@ -2,24 +2,46 @@
  * Seals values that must survive in the job table but never rest there in clear: a delivery's payload (so a
  * stranded or failed job can be sent again, see docs/architecture.md) and a document's download links (they
  * carry the service's temporary tokens; kept so a worker that died after the document was created copies the
- * files instead of generating a second document). AES-256-GCM, with a key derived (HKDF-SHA256) from the
- * sealing secret and bound to a context (the job or delivery), gzip-compressed first.
+ * files instead of generating a second document).
+ *
+ * AES-256-GCM under a key derived once per sealing secret (HKDF-SHA256); the context (the delivery or job)
+ * is authenticated as associated data, so a seal opens only where it was made. Plaintexts over 1 KiB are
+ * deflated first (level 1: at ingest, speed matters more than the last bytes; DynamoDB bills per KB).
+ * Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext byte says whether it is deflated.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
-const VERSION = 'v1';
+const VERSION = 'v2';
+const COMPRESS_ABOVE = 1024;
+const RAW = 0;
+const DEFLATED = 1;
 
-function deriveKey(secret: string, context: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, context, 'docrelay/seal/v1', 32));
+const keys = new Map<string, Buffer>();
+
+/** The sealing key of a secret, derived once (a few secrets per process, so the cache stays tiny). */
+function keyOf(secret: string): Buffer {
+  let key = keys.get(secret);
+  if (key === undefined) {
+    key = Buffer.from(hkdfSync('sha256', secret, 'docrelay/seal', 'docrelay/seal/v2', 32));
+    if (keys.size > 16) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
 }
 
-/** Compresses and encrypts a JSON-serialisable value, bound to `context`. */
-export function sealJson(value: unknown, secret: string, context: string): string {
+/** Encrypts bytes (given as parts, concatenated), bound to `context`. */
+export function sealBytes(parts: readonly Buffer[], secret: string, context: string): string {
+  const plain = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  const deflate = plain.length > COMPRESS_ABOVE;
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', deriveKey(secret, context), iv);
-  const plain = gzipSync(Buffer.from(JSON.stringify(value), 'utf8'), { level: 6 });
-  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(secret), iv);
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([
+    cipher.update(Buffer.of(deflate ? DEFLATED : RAW)),
+    cipher.update(deflate ? deflateRawSync(plain, { level: 1 }) : plain),
+    cipher.final(),
+  ]);
   return [
     VERSION,
     iv.toString('base64url'),
@@ -28,19 +50,33 @@ export function sealJson(value: unknown, secret: string, context: string): strin
   ].join('.');
 }
 
-/** Opens a sealed value; undefined when the seal does not open (another key or context, or tampered). */
-export function openJson(sealed: string, secret: string, context: string): unknown {
+/** Opens sealed bytes; undefined when the seal does not open (another secret or context, or tampered). */
+export function openBytes(sealed: string, secret: string, context: string): Buffer | undefined {
   const [version, iv, tag, body] = sealed.split('.');
   if (version !== VERSION || iv === undefined || tag === undefined || body === undefined) return undefined;
   try {
-    const decipher = createDecipheriv(
-      'aes-256-gcm',
-      deriveKey(secret, context),
-      Buffer.from(iv, 'base64url'),
-    );
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret), Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     const plain = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
-    return JSON.parse(gunzipSync(plain).toString('utf8'));
+    const data = plain.subarray(1);
+    return plain[0] === DEFLATED ? inflateRawSync(data) : data;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seals a JSON-serialisable value, bound to `context`. */
+export function sealJson(value: unknown, secret: string, context: string): string {
+  return sealBytes([Buffer.from(JSON.stringify(value), 'utf8')], secret, context);
+}
+
+/** Opens a sealed JSON value; undefined when the seal does not open. */
+export function openJson(sealed: string, secret: string, context: string): unknown {
+  const bytes = openBytes(sealed, secret, context);
+  if (bytes === undefined) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8'));
   } catch {
     return undefined;
   }

@@ -7,7 +7,7 @@ import { isAbsolute, join } from 'node:path';
 import { createAwsClients } from '../commons/aws-clients';
 import { readLambdaSettings } from '../commons/env';
 import { SecretsManagerSource } from '../commons/secrets-manager-source';
-import { loadConfigFileSync } from '../config/load';
+import { loadBundledConfigSync } from '../config/bundled';
 import { createRuntime, type Runtime } from './runtime';
 
 let cached: Runtime | undefined;
@@ -19,7 +19,7 @@ export function lambdaRuntime(): Runtime {
   const configPath = isAbsolute(settings.configPath)
     ? settings.configPath
     : join(__dirname, settings.configPath);
-  const config = loadConfigFileSync(configPath);
+  const config = loadBundledConfigSync(configPath);
   const secretsClient = createAwsClients().secretsManager;
   cached = createRuntime({
     config,
