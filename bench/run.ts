@@ -5,7 +5,7 @@
  *   npm run bench                      all benchmarks (under ten minutes on 2 cores)
  *   npm run bench -- --quick           small inputs, few rounds: a smoke run (about a minute)
  *   npm run bench -- --only copy,ingest
- *   npm run bench -- --no-write        print only
+ *   npm run bench -- --no-write        print only (partial and quick runs print only, unless --write)
  *
  * Benchmarks: ingest, http, copy, cold-start, e2e, profile (cost is computed from ingest and e2e).
  */
@@ -48,6 +48,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     const arg = argv[i] as string;
     if (arg === '--quick') quick = true;
     else if (arg === '--no-write') write = false;
+    else if (arg === '--write') write = true;
     else if (arg === '--only' || arg.startsWith('--only=')) {
       if (arg === '--only') i += 1;
       const list = arg === '--only' ? (argv[i] ?? '') : arg.slice('--only='.length);
@@ -62,7 +63,10 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       only = names.filter(isName);
     } else throw new Error(`unknown argument ${arg} (use --quick, --only <names>, --no-write)`);
   }
-  return { quick, only, write };
+  // docs/benchmarks.md holds one full run: a partial or quick run prints, and writes only when asked with
+  // --write (e.g. the smoke test's temporary output).
+  const full = !quick && only.length === BENCHMARKS.length;
+  return { quick, only, write: write && (full || argv.includes('--write')) };
 }
 
 /** Everything one run produced. */

@@ -96,9 +96,17 @@ describe('the report', () => {
     expect(parseArgs(['--quick', '--only', 'copy,ingest'])).toEqual({
       quick: true,
       only: ['copy', 'ingest'],
-      write: true,
+      write: false,
     });
     expect(parseArgs(['--only=e2e', '--no-write']).only).toEqual(['e2e']);
+  });
+
+  it('writes docs/benchmarks.md only for a full run, or when a partial run asks with --write', () => {
+    expect(parseArgs([]).write).toBe(true);
+    expect(parseArgs(['--no-write']).write).toBe(false);
+    expect(parseArgs(['--only', 'copy']).write).toBe(false);
+    expect(parseArgs(['--quick']).write).toBe(false);
+    expect(parseArgs(['--quick', '--write']).write).toBe(true);
     expect(() => parseArgs(['--only', 'nope'])).toThrow(/--only/);
   });
 
