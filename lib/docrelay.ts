@@ -265,7 +265,7 @@ export class DocRelay extends Construct {
   public readonly configSecrets: ReadonlyMap<string, ISecret>;
   /** The secrets this construct created (`createSecrets`), whose placeholder values must be replaced. */
   public readonly createdSecrets: readonly Secret[];
-  /** `POST /v1/hooks/{integrationId}`. */
+  /** `POST /v1/hooks/{integrationId}` (any other method: 405). */
   public readonly ingestFunction: DocRelayFunction;
   /** The SQS worker. */
   public readonly workerFunction: DocRelayFunction;
@@ -582,9 +582,11 @@ export class DocRelay extends Construct {
       },
     });
     this.apiEndpoint = this.api.apiEndpoint;
+    // Every method reaches the ingest, which answers anything but POST with a 405 problem, as the local API
+    // does (API Gateway's own answer for a method without a route would be a bare 404).
     [this.webhookRoute] = this.api.addRoutes({
       path: '/v1/hooks/{integrationId}',
-      methods: [HttpMethod.POST],
+      methods: [HttpMethod.ANY],
       integration: new HttpLambdaIntegration('IngestIntegration', this.ingestFunction),
     }) as [HttpRoute];
     [this.jobsRoute] = this.api.addRoutes({

@@ -22,9 +22,9 @@ describe('DocRelay with its defaults', () => {
   const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(stack, construct);
 
   describe('HTTP API', () => {
-    test('POST /v1/hooks/{integrationId} reaches the ingest function without an authorizer', () => {
+    test('/v1/hooks/{integrationId} reaches the ingest function, any method (it answers 405), no authorizer', () => {
       template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
-        RouteKey: 'POST /v1/hooks/{integrationId}',
+        RouteKey: 'ANY /v1/hooks/{integrationId}',
         AuthorizationType: 'NONE',
       });
       template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
