@@ -701,11 +701,12 @@ export class DocRelay extends Construct {
     );
 
     // worker: the job state machine (read, conditional update), the delivery's payload, the copy to S3
-    // (lib-storage: PutObject covers the multipart calls; AbortMultipartUpload cleans up), dead letters and
-    // retry deferral (ChangeMessageVisibility is part of the event source's grant), events, secrets.
+    // (lib-storage: PutObject covers the multipart calls; AbortMultipartUpload cleans up), dead letters, a
+    // fresh delayed message for a job outlasting a service outage, retry deferral (ChangeMessageVisibility is
+    // part of the event source's grant), events, secrets.
     allow(this.workerFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table]);
     allow(this.workerFunction, ['s3:PutObject', 's3:AbortMultipartUpload'], [objects]);
-    allow(this.workerFunction, ['sqs:SendMessage'], [this.deadLetterQueue.queueArn]);
+    allow(this.workerFunction, ['sqs:SendMessage'], [this.queue.queueArn, this.deadLetterQueue.queueArn]);
     allow(this.workerFunction, ['events:PutEvents'], [this.eventBusArn]);
     allow(
       this.workerFunction,

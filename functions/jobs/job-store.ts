@@ -16,6 +16,8 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandOutput,
+  ScanCommand,
+  type ScanCommandOutput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { JOB_TABLE } from '../config/table-contract';
@@ -244,6 +246,35 @@ export class JobStore {
       if (startKey === undefined) break;
     }
     return stranded;
+  }
+
+  /**
+   * Failed jobs, by a scan of the table (bounded: at most `limit` jobs, 100 pages). For the local stack, whose
+   * dead-letter queue lives in memory: at start-up it parks these again, so a restart loses no failure.
+   */
+  async listFailed(limit = 10_000): Promise<JobRecord[]> {
+    const failed: JobRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    for (let page = 0; page < 100 && failed.length < limit; page += 1) {
+      let result: ScanCommandOutput;
+      try {
+        result = await this.ddb.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: '#kind = :job AND #status = :failed',
+            ExpressionAttributeNames: { '#kind': 'kind', '#status': 'status' },
+            ExpressionAttributeValues: { ':job': 'job', ':failed': 'failed' },
+            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+          }),
+        );
+      } catch (error) {
+        throw new JobStoreError('list failed jobs', error);
+      }
+      for (const item of result.Items ?? []) if (failed.length < limit) failed.push(toJob(item));
+      startKey = result.LastEvaluatedKey;
+      if (startKey === undefined) break;
+    }
+    return failed;
   }
 
   private async get(pk: string, operation: string): Promise<Record<string, unknown> | undefined> {

@@ -53,6 +53,34 @@ export class JobQueue {
     }
   }
 
+  /**
+   * Sends one message that becomes visible after `delaySeconds` (0..900) and returns its id. A fresh message
+   * starts its receive count over: the worker sends one to wait out a service outage (see process-job.ts).
+   */
+  async sendDelayed(message: JobMessage, delaySeconds: number): Promise<string> {
+    let id: string | undefined;
+    try {
+      const result = await this.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: this.queueUrl,
+          MessageBody: JSON.stringify(message),
+          DelaySeconds: Math.max(0, Math.min(900, Math.round(delaySeconds))),
+          MessageAttributes: { jobId: { DataType: 'String', StringValue: message.jobId } },
+        }),
+      );
+      id = result.MessageId;
+    } catch (error) {
+      throw new DocrelayError('QUEUE_UNAVAILABLE', 'the jobs queue did not accept the job', {
+        retryable: true,
+        cause: error,
+      });
+    }
+    if (id === undefined) {
+      throw new DocrelayError('QUEUE_UNAVAILABLE', 'the jobs queue gave no message id', { retryable: true });
+    }
+    return id;
+  }
+
   /** Sends a message body as it is (a poison message parked in the dead-letter queue), with a reason. */
   async sendRaw(body: string, reason: string): Promise<void> {
     await this.sqs.send(

@@ -24,8 +24,18 @@ class RetryLaterError extends DocrelayError {
   }
 }
 
+/** Worker settings beyond the runtime's. */
+export interface WorkerOptions {
+  /** See WorkerDeps.outageBudgetMs. @default 24 hours */
+  readonly outageBudgetMs?: number;
+}
+
 /** Builds the worker handler from a runtime (the Lambda entry and the local stack's poller call this alike). */
-export function makeWorkerHandler(runtime: Runtime, observability: Observability) {
+export function makeWorkerHandler(
+  runtime: Runtime,
+  observability: Observability,
+  options: WorkerOptions = {},
+) {
   const { logger, metrics, tracer } = observability;
   const deps: WorkerDeps = {
     config: runtime.config,
@@ -44,6 +54,7 @@ export function makeWorkerHandler(runtime: Runtime, observability: Observability
     ...(runtime.settings.retryBaseSeconds === undefined
       ? {}
       : { retryBaseSeconds: runtime.settings.retryBaseSeconds }),
+    ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
   };
   const processor = new BatchProcessor(EventType.SQS);
 
@@ -72,6 +83,7 @@ export function makeWorkerHandler(runtime: Runtime, observability: Observability
         messageId: record.messageId,
         receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
         extendVisibility: (seconds) => runtime.queue.defer(record.receiptHandle, seconds),
+        requeue: (seconds) => runtime.queue.sendDelayed({ v: 1, jobId }, seconds),
       });
     } catch (error) {
       // The job store or queue failed under the job: the message comes back after its visibility timeout.
@@ -98,6 +110,10 @@ export function makeWorkerHandler(runtime: Runtime, observability: Observability
         // A duplicate or stale message (the job is final or gone). Counted, which also keeps Powertools from
         // warning about a batch without metrics on every such message.
         metrics.addMetric('MessagesSkipped', MetricUnit.Count, 1);
+        return;
+      case 'requeued':
+        // A new message carries the job on (see processJob): this one is done.
+        metrics.addMetric('JobRetries', MetricUnit.Count, 1);
         return;
       case 'retry':
         metrics.addMetric('JobRetries', MetricUnit.Count, 1);

@@ -10,7 +10,13 @@ import { DocrelayError, isRetryable } from '../commons/errors';
 import type { SecretSource } from '../commons/secrets';
 import { findRule, type LoadedConfig } from '../config/compile';
 import type { DocgenClient } from '../docgen/client';
-import { DocgenLinkExpiredError, DocgenRateLimitedError } from '../docgen/errors';
+import {
+  DocgenLinkExpiredError,
+  DocgenNetworkError,
+  DocgenRateLimitedError,
+  DocgenTimeoutError,
+  DocgenUnavailableError,
+} from '../docgen/errors';
 import type { DocumentFile } from '../docgen/types';
 import type { EventPublisher } from '../events/publisher';
 import { JobConflictError } from '../jobs/errors';
@@ -48,15 +54,24 @@ export interface WorkerDeps {
   readonly partSize?: number;
   /** Base of the exponential backoff between attempts, in seconds. @default 5 */
   readonly retryBaseSeconds?: number;
+  /**
+   * How long after a job was received it keeps waiting out the service being unavailable (429, 5xx, timeouts,
+   * network errors), whatever the queue's receive count: past its last receive such a job is sent again as a
+   * new message instead of failing. 0 makes outages count like any retryable error. @default 24 hours
+   */
+  readonly outageBudgetMs?: number;
   readonly now?: () => number;
   readonly random?: () => number;
 }
 
-/** What happened to one message: done (delete it), or try again after a delay (keep it, deferred). */
+/**
+ * What happened to one message: done (delete it), try again after a delay (keep it, deferred), or requeued
+ * (a new message was sent to try again after the delay: delete this one).
+ */
 export type JobOutcome =
   | { readonly kind: 'stored' | 'failed' | 'skipped'; readonly job?: JobRecord }
   | {
-      readonly kind: 'retry';
+      readonly kind: 'retry' | 'requeued';
       readonly delaySeconds: number;
       readonly error: { code: string; message: string };
     };
@@ -67,10 +82,13 @@ export interface Receipt {
   readonly receiveCount: number;
   /** Keeps the message invisible for `seconds` more while the attempt runs. */
   readonly extendVisibility?: (seconds: number) => Promise<void>;
+  /** Sends a new message for the job, visible after `delaySeconds`; resolves to its message id. */
+  readonly requeue?: (delaySeconds: number) => Promise<string>;
 }
 
 const DEFAULT_LINK_LIFETIME_MS = 55 * 60_000;
 const DEFAULT_RETRY_BASE_SECONDS = 5;
+const DEFAULT_OUTAGE_BUDGET_MS = 24 * 3_600_000;
 /** Regenerations of a document within one attempt when links keep expiring. */
 const MAX_REGENERATIONS_PER_ATTEMPT = 2;
 
@@ -350,8 +368,46 @@ async function settleFailure(
   const current = (await deps.jobs.getJob(job.jobId)) ?? job;
   if (isFinal(current.status)) return { kind: 'skipped', job: current };
   const retryable = isRetryable(error) || !(error instanceof DocrelayError);
+  // Failures so far: the receive count, or the job's attempts when they are more (a requeued message starts
+  // its count over), so the backoff keeps growing through a long outage instead of starting again.
+  const failures = Math.max(receipt.receiveCount, current.attempts);
+  if (
+    retryable &&
+    receipt.receiveCount >= deps.maxReceiveCount &&
+    receipt.requeue !== undefined &&
+    isServiceOutage(error) &&
+    now() - Date.parse(current.receivedAt) < (deps.outageBudgetMs ?? DEFAULT_OUTAGE_BUDGET_MS)
+  ) {
+    // The queue allows no more receives of this message, but the service being unavailable says nothing
+    // about the job: a new message waits out the outage. It is the job's lease owner until it runs, so this
+    // message, should it come back (its delete failed), is dropped rather than doubling the job's messages.
+    const delaySeconds = backoffSeconds(deps, error, failures);
+    try {
+      const messageId = await receipt.requeue(delaySeconds);
+      await deps.jobs.updateJob(current, {
+        status: current.document === undefined ? 'queued' : 'created',
+        leaseOwner: messageId,
+        leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
+        lastError: reason,
+      });
+      deps.log.warn('job attempt failed while the service is unavailable; sent again', {
+        jobId: job.jobId,
+        ...logFields(reason),
+        delaySeconds,
+      });
+      return { kind: 'requeued', delaySeconds, error: reason };
+    } catch (requeueError) {
+      // The new message or its lease did not make it: this message goes on as any retry would (the
+      // reconciler resends the job if the queue dead-letters it meanwhile).
+      deps.log.warn('could not send the job again', {
+        jobId: job.jobId,
+        ...logFields(describe(requeueError)),
+      });
+      return { kind: 'retry', delaySeconds, error: reason };
+    }
+  }
   if (retryable && receipt.receiveCount < deps.maxReceiveCount) {
-    const delaySeconds = backoffSeconds(deps, error, receipt.receiveCount);
+    const delaySeconds = backoffSeconds(deps, error, failures);
     await deps.jobs
       .updateJob(current, {
         status: current.document === undefined ? 'queued' : 'created',
@@ -389,11 +445,18 @@ const withoutLinks = (document: JobDocument): JobDocument => {
   return rest;
 };
 
+/** The service is unavailable or limiting us (not a fault of the job): 429, 5xx, a timeout, the network. */
+const isServiceOutage = (error: unknown): boolean =>
+  error instanceof DocgenRateLimitedError ||
+  error instanceof DocgenUnavailableError ||
+  error instanceof DocgenTimeoutError ||
+  error instanceof DocgenNetworkError;
+
 /** Exponential backoff with full jitter, at least what a rate limit asked for, at most 15 minutes. */
-function backoffSeconds(deps: WorkerDeps, error: unknown, receiveCount: number): number {
+function backoffSeconds(deps: WorkerDeps, error: unknown, failures: number): number {
   const random = deps.random ?? Math.random;
   const base = deps.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
-  const ceiling = Math.min(900, base * 2 ** Math.max(0, receiveCount - 1));
+  const ceiling = Math.min(900, base * 2 ** Math.min(30, Math.max(0, failures - 1)));
   const jittered = Math.ceil(random() * ceiling);
   const asked =
     error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined

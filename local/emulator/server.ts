@@ -188,6 +188,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<EmulatorH
       status,
       hadApiKey: ex.req.headers['x-api-key'] !== undefined,
       delayMs: ex.delayMs,
+      at: clock(),
       ...(ex.fault === undefined ? {} : { fault: ex.fault }),
     });
   };
@@ -285,6 +286,21 @@ export async function startEmulator(options: EmulatorOptions): Promise<EmulatorH
     }
     const file = chooseFile(template, ex.url.searchParams.get('@api.templateFileId'));
     const { clientData, renderValues } = checkDocumentData(template, file, body, enforceRequired);
+    stats.generationStarted();
+    try {
+      await generate(ex, template, file, clientData, renderValues);
+    } finally {
+      stats.generationEnded();
+    }
+  };
+
+  const generate = async (
+    ex: Exchange,
+    template: StoredTemplate,
+    file: StoredTemplateFile,
+    clientData: ReturnType<typeof checkDocumentData>['clientData'],
+    renderValues: ReturnType<typeof checkDocumentData>['renderValues'],
+  ): Promise<void> => {
     await delay(ex, faults.generationLatencyMs);
 
     automaticNumber += 1;

@@ -13,6 +13,8 @@ export interface RequestRecord {
   hadApiKey: boolean;
   /** Latency the emulator added (faults.latencyMs, plus generationLatencyMs on create document). */
   delayMs: number;
+  /** When the answer was given (ms since the epoch, the emulator's clock). */
+  at: number;
   /** The injected fault that decided the answer, when one did. */
   fault?: 'paused' | 'failNext' | 'rate429' | 'rate5xx' | 'downloadFail' | 'downloadTruncate';
 }
@@ -43,6 +45,10 @@ export interface EmulatorStats {
   downloadHeaders: Array<Record<string, string>>;
   /** The last 10 000 documents created. */
   createdDocuments: CreatedDocumentRecord[];
+  /** Create-document requests past validation and not yet answered: generations in flight now. */
+  generationsInFlight: number;
+  /** The most generations in flight at once since the start or the last reset. */
+  maxGenerationsInFlight: number;
 }
 
 /** Bounds of the recorded lists. */
@@ -55,10 +61,23 @@ export class StatsRecorder {
   private createdDocuments: CreatedDocumentRecord[] = [];
   private documentsCreated = 0;
   private downloads = 0;
+  private inFlight = 0;
+  private maxInFlight = 0;
 
   /** Records one answered request. */
   request(record: RequestRecord): void {
     pushBounded(this.requests, record, statsLimits.requests);
+  }
+
+  /** A generation starts (a create-document request passed validation); call generationEnded after. */
+  generationStarted(): void {
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+  }
+
+  /** A generation ended, answered or not. */
+  generationEnded(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
   /** Records a generated document. */
@@ -92,6 +111,8 @@ export class StatsRecorder {
       createdDocuments: this.createdDocuments
         .slice(-statsLimits.createdDocuments)
         .map((d) => ({ ...d, files: d.files.map((f) => ({ ...f })) })),
+      generationsInFlight: this.inFlight,
+      maxGenerationsInFlight: this.maxInFlight,
     };
   }
 
@@ -102,6 +123,7 @@ export class StatsRecorder {
     this.createdDocuments = [];
     this.documentsCreated = 0;
     this.downloads = 0;
+    this.maxInFlight = this.inFlight;
   }
 }
 

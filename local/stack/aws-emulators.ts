@@ -4,10 +4,14 @@
  * under the data directory: stored documents survive a restart) and SQS (fauxqs, in memory: at start-up the
  * reconciler sends a message again for every open job, so nothing queued is lost across a restart).
  */
-import { mkdir } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -79,6 +83,7 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     stops.push(() => closeServer(dynamoServer));
 
     const s3Server = new S3rver({ port: 0, address: '127.0.0.1', directory: s3Dir, silent: true });
+    completePutsOnly(s3Server);
     const s3Address = (await s3Server.run()) as AddressInfo;
     stops.push(() => s3Server.close());
 
@@ -149,6 +154,48 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * s3rver writes a PUT's body straight into the object's file, so a request that dies midway (a copy aborted
+ * because its download was truncated) leaves a truncated object in the bucket, which S3 never does: an
+ * incomplete PUT stores nothing. Its store gets an all-or-nothing putObject instead: the body goes to a
+ * temporary file beside the object (a name s3rver does not list) and replaces the object only once the whole
+ * request body arrived.
+ */
+function completePutsOnly(server: S3rver): void {
+  const { store } = server;
+  const original = store.putObject.bind(store);
+  store.putObject = async (object) => {
+    if (Buffer.isBuffer(object.content)) return original(object);
+    const request = object.content;
+    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
+    const partial = `${objectPath}.${randomUUID()}.partial`;
+    await mkdir(dirname(objectPath), { recursive: true });
+    const md5 = createHash('md5');
+    let size = 0;
+    try {
+      await pipeline(
+        request,
+        new Transform({
+          transform(chunk: Buffer, _encoding, callback) {
+            md5.update(chunk);
+            size += chunk.length;
+            callback(null, chunk);
+          },
+        }),
+        createWriteStream(partial),
+      );
+      if ((request as { complete?: boolean }).complete === false) throw new Error('request body incomplete');
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
+    await rename(partial, objectPath);
+    const digest = md5.digest('hex');
+    await store.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
+  };
 }
 
 /** Creates the jobs table with its open-jobs index, unless a previous run did. */

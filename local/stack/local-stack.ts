@@ -51,6 +51,11 @@ export interface LocalStackOptions {
   readonly logLevel?: LogLevel;
   /** Hears one line per request and per notable event (the `npm start` console). */
   readonly onLine?: (line: string) => void;
+  /**
+   * How long after receipt a job keeps waiting out the service being unavailable, past the queue's receive
+   * count (WorkerDeps.outageBudgetMs). @default 24 hours
+   */
+  readonly outageBudgetMs?: number;
   /** Start without the worker poller (tests that fill the queue first). @default true */
   readonly startWorkers?: boolean;
 }
@@ -181,7 +186,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueArn,
         region: aws.region,
         handlerForLane: () => {
-          const worker = makeWorkerHandler(runtime, createObservability('worker', { logLevel }));
+          const worker = makeWorkerHandler(
+            runtime,
+            createObservability('worker', { logLevel }),
+            options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs },
+          );
           return (event, context) => worker(event, context) as ReturnType<typeof worker>;
         },
         concurrency: options.concurrency ?? service.maxConcurrency,
@@ -200,13 +209,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         { jobs: runtime.jobs, queue: runtime.queue, log: reconcilerLog, leaseMs: visibility * 1000 },
         before,
       );
-    // The queue emulator keeps messages in memory only: at start-up every open job needs its message again.
+    // The queue emulator keeps messages in memory only: at start-up every open job needs its message again,
+    // and every failed job its place in the dead-letter queue (as on AWS, where that queue is durable).
     const resumed = await reconcileNow(Number.MAX_SAFE_INTEGER);
     if (resumed.jobsResent + resumed.deliveriesCompleted > 0) {
       line(
         `resumed ${resumed.jobsResent} open jobs and ${resumed.deliveriesCompleted} deliveries from ${settings.dataDir}`,
       );
     }
+    const parked = await parkFailedJobs(runtime);
+    if (parked > 0) line(`parked ${parked} failed jobs in the dead-letter queue again`);
     const interval = setInterval(() => {
       reconcileNow().catch((error: unknown) =>
         line(`reconciler error: ${error instanceof Error ? error.message : String(error)}`),
@@ -246,6 +258,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stopAll();
     throw error;
   }
+}
+
+/** Sends every failed job's message to the (new, empty) dead-letter queue with its reason; returns how many. */
+async function parkFailedJobs(runtime: Runtime): Promise<number> {
+  const failed = await runtime.jobs.listFailed();
+  const byReason = new Map<string, string[]>();
+  for (const job of failed) {
+    const reason = job.error?.code ?? 'FAILED';
+    byReason.set(reason, [...(byReason.get(reason) ?? []), job.jobId]);
+  }
+  for (const [reason, jobIds] of byReason) {
+    await runtime.deadLetters.send(
+      jobIds.map((jobId) => ({ v: 1, jobId })),
+      reason,
+    );
+  }
+  return failed.length;
 }
 
 /**

@@ -23,8 +23,22 @@ declare module 's3rver' {
     silent?: boolean;
     resetOnClose?: boolean;
   }
+  /** An object as s3rver's store receives it: `content` is the request for a streamed PUT. */
+  interface S3rverObject {
+    readonly bucket: string;
+    readonly key: string;
+    readonly content: Buffer | NodeJS.ReadableStream;
+    readonly metadata: Record<string, string>;
+  }
+  /** s3rver's filesystem store (only what the local stack replaces or calls). */
+  interface S3rverStore {
+    getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+    putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
+    putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+  }
   class S3rver {
     constructor(options: S3rverOptions);
+    readonly store: S3rverStore;
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
   }

@@ -599,6 +599,8 @@ describe('admin API over HTTP', () => {
       downloads: 0,
       downloadHeaders: [],
       createdDocuments: [],
+      generationsInFlight: 0,
+      maxGenerationsInFlight: 0,
     });
     // The workspace counter survives a stats reset.
     expect((await createInvoice(em)).data['AutomaticNumber']).toBe(2);

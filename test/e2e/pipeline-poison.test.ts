@@ -16,8 +16,9 @@ jest.setTimeout(60_000);
 let t: TestStack;
 
 beforeAll(async () => {
-  // Two receives at most, so exhausting the retries is quick.
-  t = await startTestStack({ emulator: { seed: 4 }, maxReceiveCount: 2 });
+  // Two receives at most, so exhausting the retries is quick; and no time allowed to wait out an outage, so
+  // a service that answers 503 for good fails the job at the last receive (reliability-backpressure waits).
+  t = await startTestStack({ emulator: { seed: 4 }, maxReceiveCount: 2, outageBudgetMs: 0 });
 });
 
 afterAll(async () => {

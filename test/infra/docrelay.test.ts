@@ -433,6 +433,29 @@ describe('DocRelay with its defaults', () => {
       }
     });
 
+    test('the worker sends only to the jobs queue (a job outlasting an outage) and the dead-letter queue', () => {
+      const resources: unknown[] = [];
+      for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+        if (
+          JSON.stringify(policy.Properties.Roles) !==
+          JSON.stringify([{ Ref: id(relay.workerFunction.executionRole) }])
+        ) {
+          continue;
+        }
+        for (const statement of policy.Properties.PolicyDocument.Statement) {
+          if ([statement.Action].flat().includes('sqs:SendMessage'))
+            resources.push(...[statement.Resource].flat());
+        }
+      }
+      expect(resources).toEqual(
+        expect.arrayContaining([
+          { 'Fn::GetAtt': [id(relay.queue), 'Arn'] },
+          { 'Fn::GetAtt': [id(relay.deadLetterQueue), 'Arn'] },
+        ]),
+      );
+      expect(resources).toHaveLength(2);
+    });
+
     test('S3 object access is scoped to the key pattern’s literal prefix', () => {
       for (const fn of [relay.workerFunction, relay.jobsApiFunction]) {
         template.hasResourceProperties('AWS::IAM::Policy', {

@@ -1,0 +1,178 @@
+/**
+ * Probes the reliability tests share: a webhook builder for internal notes (one job each), the final state
+ * of a set of jobs read straight from the job table, the objects in the local bucket, the open index, the
+ * queue drained, and a switch that makes the runtime's SQS client refuse to send (the queue unavailable).
+ */
+import { randomUUID } from 'node:crypto';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { JobRecord } from '../../../functions/jobs/job';
+import type { EmulatorStats } from '../../../local/emulator/server';
+import { type Answer, type HookBody, sha256, type TestStack } from './stack';
+import { waitUntil } from './wait';
+import { signStandardWebhooks } from './webhooks';
+
+/** Posts an internal note (template 9003, one job) with its own webhook id, signed as Standard Webhooks. */
+export async function postNote(
+  t: TestStack,
+  data: Record<string, unknown>,
+  webhookId: string = `msg_${randomUUID()}`,
+): Promise<Answer<HookBody>> {
+  const body = Buffer.from(JSON.stringify({ type: 'note.created', data }));
+  const secret = await t.secret('docrelay/internal-notes-webhook');
+  return t.post('internal-notes', body, signStandardWebhooks(body, secret, webhookId));
+}
+
+/** The job records (not the API view: they carry documentsRequested), read from the table. */
+export async function jobRecords(t: TestStack, jobIds: readonly string[]): Promise<JobRecord[]> {
+  const records: JobRecord[] = [];
+  // Sequential in small groups: dynalite is single-threaded, and the workers share it.
+  for (let i = 0; i < jobIds.length; i += 20) {
+    const group = await Promise.all(jobIds.slice(i, i + 20).map((id) => t.stack.runtime.jobs.getJob(id)));
+    for (const [j, record] of group.entries()) {
+      if (record === undefined) throw new Error(`job ${jobIds[i + j]} is not in the table`);
+      records.push(record);
+    }
+  }
+  return records;
+}
+
+/** Waits until every job is stored or failed (read from the table), and returns the records. */
+export async function waitForFinal(
+  t: TestStack,
+  jobIds: readonly string[],
+  timeoutMs: number,
+): Promise<JobRecord[]> {
+  let last: JobRecord[] = [];
+  return waitUntil(
+    `${jobIds.length} jobs to be stored or failed`,
+    async () => {
+      last = await jobRecords(t, jobIds);
+      return last.every((job) => job.status === 'stored' || job.status === 'failed') ? last : undefined;
+    },
+    {
+      timeoutMs,
+      intervalMs: 500,
+      describe: () =>
+        JSON.stringify(
+          last
+            .filter((job) => job.status !== 'stored' && job.status !== 'failed')
+            .slice(0, 10)
+            .map((job) => ({
+              jobId: job.jobId,
+              status: job.status,
+              attempts: job.attempts,
+              e: job.lastError,
+            })),
+        ),
+    },
+  );
+}
+
+/** Every object key in a bucket (bounded: 100 pages of 1000). */
+export async function listKeys(s3: S3Client, bucket: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  for (let page = 0; page < 100; page += 1) {
+    const result = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: bucket,
+        ...(token === undefined ? {} : { ContinuationToken: token }),
+      }),
+    );
+    for (const object of result.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key);
+    token = result.IsTruncated === true ? result.NextContinuationToken : undefined;
+    if (token === undefined) break;
+  }
+  return keys;
+}
+
+/** Waits until the jobs queue holds no message at all (visible, in flight or delayed). */
+export async function waitForQueueDrained(t: TestStack, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    'the jobs queue to drain',
+    async () => {
+      const counts = await t.queueCounts();
+      return counts.visible + counts.inFlight + counts.delayed === 0 ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 500, describe: async () => JSON.stringify(await t.queueCounts()) },
+  );
+}
+
+/** Download requests the service answered 404: links that had expired (each forces one regeneration). */
+export const expiredDownloads = (stats: EmulatorStats): number =>
+  stats.requests.filter((request) => request.path === '/download' && request.status === 404).length;
+
+/** Requests answered with an injected fault of this kind. */
+export const faultCount = (stats: EmulatorStats, fault: string): number =>
+  stats.requests.filter((request) => request.fault === fault).length;
+
+/**
+ * Checks stored jobs against what the service generated and what the bucket holds: each stored job's
+ * document is one the service made, every file's object exists with the service's SHA-256 and size, and the
+ * bucket holds nothing else (with `wholeBucket: false`, nothing else under these jobs' keys). Returns the problems found (empty when all is well), so a test can show them all.
+ */
+export async function storedProblems(
+  t: TestStack,
+  stats: EmulatorStats,
+  stored: readonly JobRecord[],
+  options: { wholeBucket?: boolean } = {},
+): Promise<string[]> {
+  const problems: string[] = [];
+  const documents = new Map(stats.createdDocuments.map((doc) => [doc.documentId, doc]));
+  const expectedKeys = new Set<string>();
+  for (const job of stored) {
+    const served = documents.get(job.document?.id ?? '');
+    if (served === undefined) {
+      problems.push(`job ${job.jobId}: document ${job.document?.id} was not made by the service`);
+      continue;
+    }
+    if (job.files.length !== served.files.length) {
+      problems.push(`job ${job.jobId}: ${job.files.length} files, the service made ${served.files.length}`);
+    }
+    for (const file of job.files) {
+      const generated = served.files.find((f) => f.fileId === file.fileId);
+      if (file.key === undefined || file.bucket === undefined || generated === undefined) {
+        problems.push(`job ${job.jobId}: file ${file.fileId} not stored or not generated`);
+        continue;
+      }
+      expectedKeys.add(file.key);
+      const object = await t.readObject(file.bucket, file.key);
+      const actual = { sha256: sha256(object.bytes), size: object.bytes.length };
+      if (actual.sha256 !== generated.sha256 || actual.size !== generated.size) {
+        problems.push(
+          `job ${job.jobId}: s3 ${JSON.stringify(actual)} ≠ service ${JSON.stringify(generated)}`,
+        );
+      }
+      if (file.sha256 !== generated.sha256) problems.push(`job ${job.jobId}: recorded sha256 differs`);
+    }
+  }
+  const ours = (key: string): boolean =>
+    options.wholeBucket !== false || stored.some((job) => key.includes(job.jobId));
+  for (const key of await listKeys(t.s3, t.stack.aws.bucket)) {
+    if (ours(key) && !expectedKeys.has(key)) problems.push(`s3 object ${key} belongs to no stored job`);
+  }
+  return problems;
+}
+
+/**
+ * Makes an SQS client refuse SendMessageBatch (what the ingest and the reconciler use to queue jobs) while
+ * `down` is true: the queue unavailable, as a network error would make it. Receives, deletes and visibility
+ * changes still work, so the workers carry on with what is queued.
+ */
+export function queueOutageSwitch(sqs: SQSClient): { down: boolean; refused: number } {
+  const state = { down: false, refused: 0 };
+  sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (state.down && context.commandName === 'SendMessageBatchCommand') {
+        state.refused += 1;
+        throw Object.assign(new Error('connect ECONNREFUSED (injected by the test)'), {
+          name: 'NetworkingError',
+        });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'testQueueOutage' },
+  );
+  return state;
+}

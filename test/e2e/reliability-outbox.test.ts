@@ -1,0 +1,192 @@
+/**
+ * No dual-write hole: the delivery record is the outbox. Whatever fails between writing a delivery and sending
+ * its job messages (the queue refusing, the ingest dying, the queue emulator losing every message), the jobs
+ * still run, once each: the sender's retry finishes the work instead of being told "duplicate" over nothing
+ * queued, the reconciler completes what nobody retries, and a restarted stack resends what was open.
+ */
+import { randomUUID } from 'node:crypto';
+import { newJobRecord } from '../../functions/ingest/accept-delivery';
+import type { DeliveryRecord } from '../../functions/jobs/job';
+import { JobStore } from '../../functions/jobs/job-store';
+import { sealPayload } from '../../functions/jobs/payload';
+import { LOCAL_SEALING_SECRET } from '../../local/stack/local-stack';
+import {
+  jobRecords,
+  postNote,
+  queueOutageSwitch,
+  storedProblems,
+  waitForFinal,
+  waitForQueueDrained,
+} from './helpers/reliability';
+import { startTestStack, type TestStack } from './helpers/stack';
+import { signStandardWebhooks } from './helpers/webhooks';
+
+jest.setTimeout(60_000);
+
+/** How long a new delivery may take to send its messages before the reconciler steps in (small here). */
+const GRACE_MS = 1_000;
+
+/**
+ * What an ingest that died right after writing the delivery (and, with `withJobs`, its job records) leaves
+ * behind: the records, no message. Written through a JobStore with a short grace period.
+ */
+async function crashAfterRecording(
+  t: TestStack,
+  title: string,
+  options: { withJobs: boolean },
+): Promise<{ deliveryId: string; jobId: string }> {
+  const store = new JobStore(t.stack.runtime.clients.dynamodb, t.stack.aws.tableName, {
+    enqueueGraceMs: GRACE_MS,
+  });
+  const deliveryId = `crash-${randomUUID()}`;
+  const now = Date.now();
+  const receivedAt = new Date(now).toISOString();
+  const plan = { jobId: randomUUID(), rule: 'note', templateId: '9003' };
+  const sealedPayload = sealPayload(
+    { bodyText: JSON.stringify({ type: 'note.created', data: { title } }), headers: {}, query: {} },
+    await t.secret(LOCAL_SEALING_SECRET),
+    'internal-notes',
+    deliveryId,
+  );
+  const delivery: DeliveryRecord = {
+    integration: 'internal-notes',
+    deliveryId,
+    receivedAt,
+    jobs: [plan],
+    sealedPayload,
+  };
+  const jobs = options.withJobs ? [newJobRecord('internal-notes', deliveryId, receivedAt, now, plan)] : [];
+  expect(await store.createDelivery(delivery, jobs)).toEqual({ created: true });
+  return { deliveryId, jobId: plan.jobId };
+}
+
+describe('the window between recording a delivery and queueing its jobs', () => {
+  let t: TestStack;
+
+  beforeEach(async () => {
+    // The interval reconciler stays out of the way: each test runs it when it means to.
+    t = await startTestStack({ emulator: { seed: 11 }, reconcileIntervalMs: 600_000 });
+  });
+
+  afterEach(async () => {
+    await t?.dispose();
+  });
+
+  it('answers 503 when the queue is down, and the sender’s retry queues the jobs instead of an empty duplicate', async () => {
+    const outage = queueOutageSwitch(t.stack.runtime.clients.sqs);
+    outage.down = true;
+    const webhookId = `msg_${randomUUID()}`;
+    const body = Buffer.from(JSON.stringify({ type: 'note.created', data: { title: 'Queue down' } }));
+    const headers = signStandardWebhooks(body, await t.secret('docrelay/internal-notes-webhook'), webhookId);
+
+    const refused = await fetch(`${t.url}/v1/hooks/internal-notes`, { method: 'POST', headers, body });
+
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({
+      status: 503,
+      type: expect.any(String),
+      title: expect.any(String),
+    });
+    expect(outage.refused).toBeGreaterThan(0);
+    // The delivery is recorded (the outbox) but not marked enqueued; its job exists, and nothing is queued.
+    const recorded = await t.stack.runtime.jobs.getDelivery('internal-notes', webhookId);
+    expect(recorded?.enqueuedAt).toBeUndefined();
+    expect(recorded?.jobs).toHaveLength(1);
+    const jobId = recorded?.jobs[0]?.jobId as string;
+    expect((await jobRecords(t, [jobId]))[0]?.status).toBe('queued');
+    expect(await t.queueCounts()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+
+    // The sender tries again once the queue is back: a duplicate, but one that sent the messages.
+    outage.down = false;
+    const retried = await t.post('internal-notes', body, headers);
+
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual({ deliveryId: webhookId, jobs: [{ jobId, rule: 'note' }], duplicate: true });
+    const [job] = await waitForFinal(t, [jobId], 30_000);
+    expect(job?.status).toBe('stored');
+    expect((await t.stack.runtime.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
+    await waitForQueueDrained(t, 20_000);
+    expect(t.emulator.stats().documentsCreated).toBe(1);
+    expect(await storedProblems(t, t.emulator.stats(), [job as NonNullable<typeof job>])).toEqual([]);
+  });
+
+  it('completes, after the grace period, deliveries an ingest recorded and then died on (with or without their jobs)', async () => {
+    const noJobs = await crashAfterRecording(t, 'Crashed before the jobs', { withJobs: false });
+    const noMessages = await crashAfterRecording(t, 'Crashed before the messages', { withJobs: true });
+
+    // Within the grace period a live ingest may still be sending: the reconciler leaves them alone.
+    const early = await t.stack.reconcileNow();
+    await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 200));
+    const late = await t.stack.reconcileNow();
+
+    expect(early).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+    expect(late.deliveriesCompleted).toBe(2);
+    const jobs = await waitForFinal(t, [noJobs.jobId, noMessages.jobId], 30_000);
+    expect(jobs.map((job) => [job.status, job.documentsRequested])).toEqual([
+      ['stored', 1],
+      ['stored', 1],
+    ]);
+    await waitForQueueDrained(t, 20_000);
+    expect(t.emulator.stats().documentsCreated).toBe(2);
+    expect(await storedProblems(t, t.emulator.stats(), jobs)).toEqual([]);
+    // Completed means out of the open index: the next pass has nothing to do.
+    expect(await t.stack.reconcileNow(Date.now() + 3_600_000)).toEqual({
+      deliveriesCompleted: 0,
+      jobsResent: 0,
+    });
+  });
+
+  it('completes a delivery the sender never retried after its 503, through the reconciler', async () => {
+    const outage = queueOutageSwitch(t.stack.runtime.clients.sqs);
+    outage.down = true;
+    const webhookId = `msg_${randomUUID()}`;
+    const refused = await postNote(t, { title: 'Never retried' }, webhookId);
+    expect(refused.status).toBe(503);
+    outage.down = false;
+
+    // The ingest's grace period is a minute: a pass that looks past it completes the delivery.
+    const pass = await t.stack.reconcileNow(Date.now() + 61_000);
+
+    expect(pass.deliveriesCompleted).toBe(1);
+    const jobId = (await t.stack.runtime.jobs.getDelivery('internal-notes', webhookId))?.jobs[0]
+      ?.jobId as string;
+    const [job] = await waitForFinal(t, [jobId], 30_000);
+    expect(job?.status).toBe('stored');
+    await waitForQueueDrained(t, 20_000);
+    expect(t.emulator.stats().documentsCreated).toBe(1);
+  });
+});
+
+describe('when the queue emulator loses every message', () => {
+  it('a restarted stack resends every open job and completes every open delivery, one document each', async () => {
+    const first = await startTestStack({ emulator: { seed: 12 }, startWorkers: false });
+    let second: TestStack | undefined;
+    try {
+      const queued = await Promise.all(
+        Array.from({ length: 3 }, async (_, i) => {
+          const answer = await postNote(first, { title: `Queued ${i}` });
+          expect(answer.status).toBe(202);
+          return answer.body.jobs[0]?.jobId as string;
+        }),
+      );
+      const crashed = await crashAfterRecording(first, 'Crashed before the messages', { withJobs: true });
+      expect((await first.queueCounts()).visible).toBe(3);
+      await first.stop();
+
+      second = await startTestStack({ dataDir: first.dataDir, emulator: { seed: 13 } });
+      const ids = [...queued, crashed.jobId];
+      const jobs = await waitForFinal(second, ids, 30_000);
+
+      expect(second.lines.some((line) => /resumed 3 open jobs and 1 deliveries/.test(line))).toBe(true);
+      expect(jobs.map((job) => job.status)).toEqual(['stored', 'stored', 'stored', 'stored']);
+      await waitForQueueDrained(second, 20_000);
+      expect(second.emulator.stats().documentsCreated).toBe(4);
+      expect(await storedProblems(second, second.emulator.stats(), jobs)).toEqual([]);
+    } finally {
+      await second?.stop();
+      await first.dispose();
+    }
+  });
+});
