@@ -15,14 +15,8 @@ import { DocrelayError } from '../commons/errors';
 import type { Observability } from '../commons/observability';
 import { InvalidJobMessageError, parseJobMessage } from '../queue/job-message';
 import type { Runtime } from '../runtime/runtime';
+import { RetryLaterError } from './errors';
 import { type JobOutcome, processJob, type WorkerDeps } from './process-job';
-
-/** A message to try again later: reported to SQS as a batch item failure. */
-class RetryLaterError extends DocrelayError {
-  constructor(jobId: string, code: string) {
-    super('RETRY_LATER', `job ${jobId} will be retried (${code})`, { retryable: true });
-  }
-}
 
 /** Worker settings beyond the runtime's. */
 export interface WorkerOptions {

@@ -28,6 +28,7 @@ import { openJson, sealJson } from '../jobs/seal';
 import { mapRule, type TemplateSource } from '../mapping/mapper';
 import { copyToS3 } from '../storage/copy-file';
 import { renderKey } from '../storage/key-pattern';
+import { DeliveryMissingError, LinksExpiringError, RuleRemovedError } from './errors';
 
 /** Structured logging: Powertools' Logger, or anything with its four methods. */
 export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -91,13 +92,6 @@ const DEFAULT_RETRY_BASE_SECONDS = 5;
 const DEFAULT_OUTAGE_BUDGET_MS = 24 * 3_600_000;
 /** Regenerations of a document within one attempt when links keep expiring. */
 const MAX_REGENERATIONS_PER_ATTEMPT = 2;
-
-/** A job cannot go on because its configuration changed under it. */
-class RuleRemovedError extends DocrelayError {
-  constructor(integration: string, rule: string) {
-    super('RULE_REMOVED', `integration "${integration}" has no rule "${rule}" any more`);
-  }
-}
 
 /** Processes one job message. Never throws for a job's own failure: it returns the outcome. */
 export async function processJob(deps: WorkerDeps, jobId: string, receipt: Receipt): Promise<JobOutcome> {
@@ -178,9 +172,7 @@ async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobR
     let links = liveLinks(job, sealingSecret, now());
     if (links === undefined) {
       if (generation > MAX_REGENERATIONS_PER_ATTEMPT) {
-        throw new DocrelayError('LINKS_EXPIRING', 'download links kept expiring before the copy finished', {
-          retryable: true,
-        });
+        throw new LinksExpiringError();
       }
       ({ job, links } = await generateDocument(deps, job, sealingSecret));
     }
@@ -233,10 +225,7 @@ async function generateDocument(
   if (rule === undefined) throw new RuleRemovedError(job.integration, job.rule);
   const delivery = await deps.jobs.getDelivery(job.integration, job.deliveryId);
   if (delivery === undefined) {
-    throw new DocrelayError(
-      'DELIVERY_MISSING',
-      `the delivery ${job.deliveryId} of this job is no longer recorded`,
-    );
+    throw new DeliveryMissingError(job.deliveryId);
   }
   const payload = openPayload(delivery.sealedPayload, sealingSecret, job.integration, job.deliveryId);
   const template = await deps.templates.getTemplate(job.templateId);
