@@ -4,7 +4,7 @@
  * secret value.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Credentials the local AWS emulators accept; they are not secrets. */
@@ -82,4 +82,49 @@ function devSecretValue(name: string): string {
   return /standard|svix|whsec/i.test(name)
     ? `whsec_${bytes.toString('base64')}`
     : `dev_${bytes.toString('hex')}`;
+}
+
+/** Another local stack already uses the data directory (its databases allow one process at a time). */
+export class DataDirInUseError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(
+      `another docrelay local stack (pid ${pid}) is using ${dataDir}: stop it, or set DOCRELAY_DATA_DIR to another directory`,
+    );
+    this.name = 'DataDirInUseError';
+  }
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Takes the data directory for this process (`<dataDir>/stack.pid`, created exclusively), or throws
+ * DataDirInUseError naming the live process that holds it; a lock left by a process that died is taken over.
+ * Resolves to the release function.
+ */
+export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, 'stack.pid');
+  // Bounded: one take-over of a stale lock, then give up.
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+      return async () => {
+        await unlink(file).catch(() => undefined);
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const pid = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
+      throw new DataDirInUseError(dataDir, pid);
+    await unlink(file).catch(() => undefined);
+  }
+  throw new Error(`cannot take the lock ${file}`);
 }

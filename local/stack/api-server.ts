@@ -177,7 +177,15 @@ export async function startApiServer(
   server.keepAliveTimeout = 5000;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${options.port} on ${host} is in use: stop what listens there, or set PORT to another port`,
+            )
+          : error,
+      ),
+    );
     server.listen(options.port, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

@@ -21,7 +21,7 @@ import { reconcile } from '../../functions/reconciler/reconcile';
 import { createRuntime, type Runtime } from '../../functions/runtime/runtime';
 import { makeWorkerHandler } from '../../functions/worker/make-handler';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
-import { ensureDevSecrets, writeEndpoints, writeJsonAtomic } from '../state-files';
+import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { localContext } from './lambda-context';
@@ -111,6 +111,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     stops.length = 0;
   };
+  // DynamoDB's LevelDB files allow one process: a second stack on the same directory is told so up front.
+  stops.push(await lockDataDir(settings.dataDir));
   try {
     let emulator: EmulatorHandle | undefined;
     let docgenUrl = settings.docgenBaseUrl;
