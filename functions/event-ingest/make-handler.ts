@@ -4,7 +4,6 @@
  * dedupe and job path as a webhook (deliveryId = the event's id). No signature: the bus's IAM guards it.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
@@ -12,6 +11,7 @@ import middy from '@middy/core';
 import { z } from 'zod';
 import type { Observability } from '../commons/observability';
 import { type AcceptedDelivery, acceptEvent, type IngestDeps } from '../ingest/accept-delivery';
+import { recordAccepted } from '../ingest/record-accepted';
 import type { Runtime } from '../runtime/runtime';
 
 /** What the EventBridge target sends: the integration id and the matching event. */
@@ -36,17 +36,7 @@ export function makeEventIngestHandler(runtime: Runtime, observability: Observab
   const handle = async (input: unknown): Promise<AcceptedDelivery['body']> => {
     const { integrationId, event } = eventDeliverySchema.parse(input);
     const accepted = await acceptEvent(deps, integrationId, event as Record<string, unknown>);
-    logger.info('event accepted', {
-      integration: integrationId,
-      deliveryId: accepted.body.deliveryId,
-      jobs: accepted.body.jobs.map((job) => job.jobId),
-      duplicate: accepted.body.duplicate === true,
-    });
-    metrics.addMetric(
-      accepted.body.duplicate ? 'DuplicateDeliveries' : 'DeliveriesAccepted',
-      MetricUnit.Count,
-      1,
-    );
+    recordAccepted(observability, 'event', integrationId, accepted.body);
     return accepted.body;
   };
   return middy(handle)

@@ -12,6 +12,7 @@ import { errorResponse, jsonResponse, ProblemError, problemResponse } from '../h
 import type { Runtime, RuntimeSettings } from '../runtime/runtime';
 import { SignatureError } from '../verify/errors';
 import { acceptWebhook, type IngestDeps } from './accept-delivery';
+import { recordAccepted } from './record-accepted';
 
 /**
  * The part of the runtime the ingest uses. A full `Runtime` is one (the local stack passes its own); the
@@ -50,22 +51,7 @@ export function makeIngestHandler(runtime: IngestRuntime, observability: Observa
     const integrationId = request.pathParameters.integrationId ?? '';
     try {
       const accepted = await acceptWebhook(deps, { integrationId, ...request });
-      logger.info('delivery accepted', {
-        integration: integrationId,
-        deliveryId: accepted.body.deliveryId,
-        jobs: accepted.body.jobs.map((job) => job.jobId),
-        duplicate: accepted.body.duplicate === true,
-      });
-      metrics.addMetric(
-        accepted.body.duplicate ? 'DuplicateDeliveries' : 'DeliveriesAccepted',
-        MetricUnit.Count,
-        1,
-      );
-      metrics.addMetric(
-        'JobsQueued',
-        MetricUnit.Count,
-        accepted.body.duplicate ? 0 : accepted.body.jobs.length,
-      );
+      recordAccepted(observability, 'delivery', integrationId, accepted.body);
       return jsonResponse(accepted.status, accepted.body);
     } catch (error) {
       const response = errorResponse(error);
