@@ -10,7 +10,8 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import type { Observability } from '../commons/observability';
-import { type AcceptedDelivery, acceptEvent, type IngestDeps } from '../ingest/accept-delivery';
+import { type AcceptedDelivery, acceptEvent } from '../ingest/accept-delivery';
+import { ingestDeps } from '../ingest/make-handler';
 import { recordAccepted } from '../ingest/record-accepted';
 import type { Runtime } from '../runtime/runtime';
 
@@ -26,13 +27,7 @@ export type EventDelivery = z.infer<typeof eventDeliverySchema>;
 /** Builds the event ingest handler from a runtime. Throws (so EventBridge retries) on a 5xx-kind failure. */
 export function makeEventIngestHandler(runtime: Runtime, observability: Observability) {
   const { logger, metrics, tracer } = observability;
-  const deps: IngestDeps = {
-    config: runtime.config,
-    secrets: runtime.secrets,
-    jobs: runtime.jobs,
-    queue: runtime.queue,
-    sealingSecretName: runtime.settings.sealingSecretName,
-  };
+  const deps = ingestDeps(runtime);
   const handle = async (input: unknown): Promise<AcceptedDelivery['body']> => {
     const { integrationId, event } = eventDeliverySchema.parse(input);
     const accepted = await acceptEvent(deps, integrationId, event as Record<string, unknown>);

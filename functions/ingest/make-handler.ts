@@ -22,16 +22,21 @@ export type IngestRuntime = Pick<Runtime, 'config' | 'secrets' | 'jobs' | 'queue
   readonly settings: Pick<RuntimeSettings, 'sealingSecretName'>;
 };
 
-/** Builds the ingest handler from a runtime (the Lambda entry and the local stack call this alike). */
-export function makeIngestHandler(runtime: IngestRuntime, observability: Observability) {
-  const { logger, metrics, tracer } = observability;
-  const deps: IngestDeps = {
+/** What accepting a delivery takes from a runtime (webhooks and EventBridge events alike). */
+export function ingestDeps(runtime: IngestRuntime): IngestDeps {
+  return {
     config: runtime.config,
     secrets: runtime.secrets,
     jobs: runtime.jobs,
     queue: runtime.queue,
     sealingSecretName: runtime.settings.sealingSecretName,
   };
+}
+
+/** Builds the ingest handler from a runtime (the Lambda entry and the local stack call this alike). */
+export function makeIngestHandler(runtime: IngestRuntime, observability: Observability) {
+  const { logger, metrics, tracer } = observability;
+  const deps = ingestDeps(runtime);
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const request = readApiRequest(event);
     if (request.method !== 'POST') {

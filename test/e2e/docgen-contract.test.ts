@@ -4,12 +4,11 @@
  * links, and no secret in any error.
  */
 
-import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../functions/docgen/client';
-import { DocgenError } from '../../functions/docgen/errors';
 import type { RetryInfo } from '../../functions/docgen/retry';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
+import { failure, readAll } from '../unit/docgen/fake-service';
 
 const API_KEY = 'e2e-contract-key-5b7c1d9e';
 const EXTRA_TEMPLATES = 450;
@@ -60,22 +59,6 @@ function client(overrides: Partial<DocgenClientOptions> = {}): DocgenClient {
     onRetry: (info) => retries.push(info),
     ...overrides,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<DocgenError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DocgenError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
-
-async function readAll(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
 }
 
 const noteData = { Title: 'Contract test', Body: 'Hello from the contract test' };

@@ -1,9 +1,9 @@
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
-import { DocgenError } from '../../../functions/docgen/errors';
 import type { RetryInfo } from '../../../functions/docgen/retry';
 import {
   documentBody,
   type FakeService,
+  failure,
   sendJson,
   startFakeService,
   template,
@@ -37,16 +37,6 @@ function client(overrides: Partial<DocgenClientOptions> = {}): DocgenClient {
     onRetry: (info) => retries.push(info),
     ...overrides,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<DocgenError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DocgenError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {

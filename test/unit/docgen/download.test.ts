@@ -1,7 +1,5 @@
-import type { Readable } from 'node:stream';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
-import { DocgenError } from '../../../functions/docgen/errors';
-import { type FakeService, startFakeService } from './fake-service';
+import { type FakeService, failure, readAll, startFakeService } from './fake-service';
 
 const KEY = 'download-test-key-42';
 
@@ -30,22 +28,6 @@ function client(overrides: Partial<DocgenClientOptions> = {}): DocgenClient {
     random: () => 0.5,
     ...overrides,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<DocgenError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DocgenError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
-
-async function readAll(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
 }
 
 describe('download', () => {

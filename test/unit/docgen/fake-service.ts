@@ -4,6 +4,8 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
+import { DocgenError } from '../../../functions/docgen/errors';
 import type { Template } from '../../../functions/docgen/types';
 
 /** A request as the fake service received it. */
@@ -126,4 +128,22 @@ export function documentBody(
       },
     ],
   };
+}
+
+/** Resolves to the DocgenError a call rejects with; fails the test when it resolves or rejects otherwise. */
+export async function failure(promise: Promise<unknown>): Promise<DocgenError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DocgenError) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** Reads a stream to its end. */
+export async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
 }

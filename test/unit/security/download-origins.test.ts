@@ -10,21 +10,10 @@
 
 import { parseConfig } from '../../../functions/config/load';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
-import { DocgenError } from '../../../functions/docgen/errors';
 import { createRuntime } from '../../../functions/runtime/runtime';
-import { type FakeService, startFakeService } from '../docgen/fake-service';
+import { type FakeService, failure, startFakeService } from '../docgen/fake-service';
 
 const KEY = 'security-download-key-0123456789';
-
-async function failure(promise: Promise<unknown>): Promise<DocgenError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DocgenError) return error;
-    throw error;
-  }
-  throw new Error('expected the download to be refused');
-}
 
 const noWait = async (): Promise<void> => undefined;
 
