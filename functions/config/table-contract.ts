@@ -8,10 +8,20 @@
 export const JOB_TABLE = {
   /** Partition key (S) of every item: `job#<jobId>` or `delivery#<integration>#<deliveryId>`. */
   partitionKey: 'pk',
-  /** Sparse GSI listing open deliveries and jobs by lease expiry, for the reconciler (projection ALL). */
+  /**
+   * Sparse GSI listing open deliveries and jobs by lease expiry, for the reconciler. It projects the keys only:
+   * the reconciler reads each item it acts on from the table (sealed payloads stay out of the index).
+   */
   openJobsIndex: 'open-jobs',
-  /** Hash key (S) of the open-jobs index: `"open"` while an item is open, absent once it is final. */
+  /** What the open-jobs index projects. */
+  openJobsProjection: 'KEYS_ONLY',
+  /**
+   * Hash key (S) of the open-jobs index: `open#<shard>` while an item is open, absent once it is final. Open
+   * items are spread over `openShards` partitions (by a hash of `pk`), which the reconciler queries in turn.
+   */
   openPartitionKey: 'openPk',
+  /** How many partitions the open items are spread over. */
+  openShards: 4,
   /** Range key (N) of the open-jobs index: epoch milliseconds by which the item should have moved on. */
   openSortKey: 'leaseUntil',
   /** Epoch seconds after which DynamoDB may delete the item (final jobs, old dedupe keys). */
