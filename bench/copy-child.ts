@@ -8,8 +8,8 @@
 import type { IncomingMessage } from 'node:http';
 import { get } from 'node:http';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { copyToS3 } from '../functions/adapters/s3/copy-file';
 import { DocgenClient, staticApiKey } from '../functions/docgen/client';
-import { copyToS3 } from '../functions/storage/copy-file';
 
 /** What the parent asks for. */
 export interface CopyChildRequest {

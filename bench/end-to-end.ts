@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readLocalSettings } from '../functions/commons/env';
-import type { JobRecord } from '../functions/jobs/job';
+import type { JobRecord } from '../functions/core/job';
 import { startLocalStack } from '../local/stack/local-stack';
 import { fmt, quantile } from './harness';
 import type { ResultRow } from './results';

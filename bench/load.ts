@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { readLocalSettings } from '../functions/commons/env';
-import type { JobView } from '../functions/jobs/job-view';
+import type { JobView } from '../functions/core/job-view';
 import type { EmulatorStats } from '../local/emulator/server';
 import { type LocalStack, startLocalStack } from '../local/stack/local-stack';
 import { readEndpoints } from '../local/state-files';

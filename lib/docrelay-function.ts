@@ -32,7 +32,7 @@ export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 /** esbuild's target for that runtime. */
 export const BUNDLE_TARGET = 'node24';
 
-/** docrelay's Lambda entry points, each `functions/<name>/handler.ts` exporting `handler`. */
+/** docrelay's Lambda entry points, each `functions/handlers/<name>/handler.ts` exporting `handler`. */
 export const FUNCTION_NAMES = ['ingest', 'worker', 'jobs-api', 'event-ingest', 'reconciler'] as const;
 
 /** One of `FUNCTION_NAMES`. */
@@ -40,7 +40,7 @@ export type DocRelayFunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** The handler file of a function. */
 export const functionEntry = (name: DocRelayFunctionName): string =>
-  join(PROJECT_ROOT, 'functions', name, 'handler.ts');
+  join(PROJECT_ROOT, 'functions', 'handlers', name, 'handler.ts');
 
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
@@ -108,7 +108,7 @@ export interface FunctionSizing {
 
 /** Props of `DocRelayFunction`. */
 export interface DocRelayFunctionProps extends FunctionSizing {
-  /** Which entry point (functions/<name>/handler.ts). */
+  /** Which entry point (functions/handlers/<name>/handler.ts). */
   readonly name: DocRelayFunctionName;
   /** Path of the validated configuration as JSON, copied into the asset as docrelay.config.json. */
   readonly configFile: string;

@@ -3,8 +3,9 @@
  * first (`DOCGEN_BASE_URL`, `DOCGEN_API_KEY`), then a running local stack or standalone emulator, then the
  * configuration the caller passes.
  */
+
+import { FileSecretSource } from '../functions/adapters/local/file-secret-source';
 import type { LocalSettings } from '../functions/commons/env';
-import { FileSecretSource } from '../functions/commons/secrets';
 import { type ApiKeyProvider, DocgenClient, type DocgenClientOptions } from '../functions/docgen/client';
 import { readEndpoints } from './state-files';
 

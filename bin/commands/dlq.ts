@@ -20,12 +20,12 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { JobConflictError } from '../../functions/jobs/errors';
-import type { JobRecord } from '../../functions/jobs/job';
-import { JobStore } from '../../functions/jobs/job-store';
-import { resetJobForReplay } from '../../functions/jobs/replay';
-import { parseJobMessage } from '../../functions/queue/job-message';
-import { JobQueue } from '../../functions/queue/job-queue';
+import { JobStore } from '../../functions/adapters/dynamodb/job-table';
+import { parseJobMessage } from '../../functions/adapters/sqs/job-message';
+import { JobQueue } from '../../functions/adapters/sqs/job-queue';
+import { JobConflictError } from '../../functions/core/errors';
+import type { JobRecord } from '../../functions/core/job';
+import { resetJobForReplay } from '../../functions/core/replay';
 import { firstLine, parseCommandArgs, positiveInt, requirePositionals } from './ops-args';
 import { resolveStackTarget, type StackTarget } from './stack-target';
 import { CliError, type CommandContext, type CommandRun } from './types';

@@ -4,8 +4,8 @@
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { JobStore } from '../../functions/jobs/job-store';
-import { type JobView, toJobView } from '../../functions/jobs/job-view';
+import { JobStore } from '../../functions/adapters/dynamodb/job-table';
+import { type JobView, toJobView } from '../../functions/core/job-view';
 import { firstLine, parseCommandArgs, requirePositionals } from './ops-args';
 import { resolveStackTarget, type StackTarget } from './stack-target';
 import { CliError, type CommandRun } from './types';

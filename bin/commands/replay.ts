@@ -4,10 +4,10 @@
  * The job is reset in the table, then its message is sent to the jobs queue.
  */
 
-import { JobConflictError } from '../../functions/jobs/errors';
-import { JobStore } from '../../functions/jobs/job-store';
-import { ReplayRefusedError, replayRefusal, resetJobForReplay } from '../../functions/jobs/replay';
-import { JobQueue } from '../../functions/queue/job-queue';
+import { JobStore } from '../../functions/adapters/dynamodb/job-table';
+import { JobQueue } from '../../functions/adapters/sqs/job-queue';
+import { JobConflictError } from '../../functions/core/errors';
+import { ReplayRefusedError, replayRefusal, resetJobForReplay } from '../../functions/core/replay';
 import { parseCommandArgs, requirePositionals } from './ops-args';
 import { resolveStackTarget } from './stack-target';
 import { CliError, type CommandRun } from './types';

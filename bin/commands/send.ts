@@ -3,8 +3,9 @@
  * signs the payload's bytes with the integration's secret, as its sender would, and posts them to the webhook
  * URL (the local stack's unless --url). Prints the answer; exit 0 for 2xx, 1 with the problem on one line.
  */
+
+import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
-import { FileSecretSource } from '../../functions/commons/secrets';
 import {
   findIntegration,
   firstLine,

@@ -3,7 +3,7 @@
  * the user sets the variables the Lambda functions read (the stack's outputs), else the running local stack's
  * `endpoints.json`. The one place that decides it, so every command targets the same stack the same way.
  */
-import { type AwsClients, createAwsClients } from '../../functions/commons/aws-clients';
+import { type AwsClients, createAwsClients } from '../../functions/adapters/aws-clients';
 import { readLocalSettings } from '../../functions/commons/env';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { LOCAL_CREDENTIALS, type LocalEndpoints, readEndpoints } from '../../local/state-files';

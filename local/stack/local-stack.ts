@@ -8,18 +8,21 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import {
+  type EventPublisher,
+  FileEventPublisher,
+} from '../../functions/adapters/eventbridge/event-publisher';
+import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import type { LocalSettings } from '../../functions/commons/env';
 import { createObservability, type LogLevel } from '../../functions/commons/observability';
-import { FileSecretSource } from '../../functions/commons/secrets';
 import type { LoadedConfig } from '../../functions/config/compile';
 import { loadConfigFile } from '../../functions/config/load';
-import { makeEventIngestHandler } from '../../functions/event-ingest/make-handler';
-import { type EventPublisher, FileEventPublisher } from '../../functions/events/publisher';
-import { makeIngestHandler } from '../../functions/ingest/make-handler';
-import { makeJobsApiHandler } from '../../functions/jobs-api/make-handler';
-import { reconcile } from '../../functions/reconciler/reconcile';
-import { createRuntime, type Runtime } from '../../functions/runtime/runtime';
-import { makeWorkerHandler } from '../../functions/worker/make-handler';
+import { reconcile } from '../../functions/core/reconcile';
+import { makeEventIngestHandler } from '../../functions/handlers/event-ingest/make-handler';
+import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
+import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
+import { makeWorkerHandler } from '../../functions/handlers/worker/make-handler';
+import { createRuntime, type Runtime } from '../../functions/wiring/runtime';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';

@@ -10,8 +10,8 @@ import { PassThrough } from 'node:stream';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { main } from '../../bin/docrelay';
 import { readLocalSettings } from '../../functions/commons/env';
-import type { JobRecord } from '../../functions/jobs/job';
-import type { JobView } from '../../functions/jobs/job-view';
+import type { JobRecord } from '../../functions/core/job';
+import type { JobView } from '../../functions/core/job-view';
 import { type LocalStack, startLocalStack } from '../../local/stack/local-stack';
 
 jest.setTimeout(60_000);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import mammoth from 'mammoth';
-import type { JobView } from '../../functions/jobs/job-view';
+import type { JobView } from '../../functions/core/job-view';
 import { LOCAL_CREDENTIALS } from '../../local/stack/aws-emulators';
 import { type DevProcess, startDevProcess } from './helpers/dev-process';
 import { type HookBody, readSample, sha256 } from './helpers/stack';

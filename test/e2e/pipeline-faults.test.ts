@@ -5,7 +5,7 @@
  * forces. Every stored file is byte for byte the one the service generated.
  */
 import { randomUUID } from 'node:crypto';
-import type { JobView } from '../../functions/jobs/job-view';
+import type { JobView } from '../../functions/core/job-view';
 import type { FaultSettings } from '../../local/emulator/faults';
 import { sha256, startTestStack, type TestStack } from './helpers/stack';
 import { waitUntil } from './helpers/wait';

@@ -4,7 +4,7 @@
  * jobs API shows them with working presigned links; a delivery no rule matches makes nothing.
  */
 import mammoth from 'mammoth';
-import type { JobView } from '../../functions/jobs/job-view';
+import type { JobView } from '../../functions/core/job-view';
 import type { CreatedDocumentRecord } from '../../local/emulator/stats';
 import { readSample, sha256, startTestStack, type TestStack } from './helpers/stack';
 import { waitUntil } from './helpers/wait';

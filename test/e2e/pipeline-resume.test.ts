@@ -8,7 +8,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JobView } from '../../functions/jobs/job-view';
+import type { JobView } from '../../functions/core/job-view';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import { startDevProcess } from './helpers/dev-process';
 import { readSample, sha256, startTestStack, type TestStack } from './helpers/stack';

@@ -5,10 +5,10 @@
  * queued, the reconciler completes what nobody retries, and a restarted stack resends what was open.
  */
 import { randomUUID } from 'node:crypto';
-import { newJobRecord } from '../../functions/ingest/accept-delivery';
-import type { DeliveryRecord } from '../../functions/jobs/job';
-import { JobStore } from '../../functions/jobs/job-store';
-import { sealPayload } from '../../functions/jobs/payload';
+import { JobStore } from '../../functions/adapters/dynamodb/job-table';
+import { newJobRecord } from '../../functions/core/accept-delivery';
+import type { DeliveryRecord } from '../../functions/core/job';
+import { sealPayload } from '../../functions/core/payload';
 import { LOCAL_SEALING_SECRET } from '../../local/stack/local-stack';
 import {
   jobRecords,

@@ -10,7 +10,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { createObservability, METRICS_NAMESPACE } from '../../functions/commons/observability';
-import { makeIngestHandler } from '../../functions/ingest/make-handler';
+import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
 import { toApiGatewayEvent } from '../../local/stack/api-server';
 import { localContext } from '../../local/stack/lambda-context';
 import {

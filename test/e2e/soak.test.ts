@@ -16,7 +16,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JobRecord } from '../../functions/jobs/job';
+import type { JobRecord } from '../../functions/core/job';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import {
   expiredDownloads,

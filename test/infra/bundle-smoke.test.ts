@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Context } from 'aws-lambda';
 import { build } from 'esbuild';
-import type { SecretSource } from '../../functions/commons/secrets';
+import type { SecretSource } from '../../functions/adapters/local/file-secret-source';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { loadConfigFileSync } from '../../functions/config/load';
 import {
@@ -166,7 +166,7 @@ async function invokeBundle(dir: string, event: unknown): Promise<Outcome> {
 
 /** The same handler, unbundled, built by its factory with a runtime from the same settings. */
 async function invokeSource(fn: DocRelayFunctionName, event: unknown): Promise<Outcome> {
-  const { createRuntime } = await import('../../functions/runtime/runtime');
+  const { createRuntime } = await import('../../functions/wiring/runtime');
   const { createObservability } = await import('../../functions/commons/observability');
   const secrets: SecretSource = {
     get: (name) => Promise.reject(new Error(`the smoke events need no secret, yet ${name} was read`)),
@@ -193,27 +193,27 @@ async function invokeSource(fn: DocRelayFunctionName, event: unknown): Promise<O
   const handler = await (async () => {
     switch (fn) {
       case 'ingest':
-        return (await import('../../functions/ingest/make-handler')).makeIngestHandler(
+        return (await import('../../functions/handlers/ingest/make-handler')).makeIngestHandler(
           runtime,
           observability,
         );
       case 'jobs-api':
-        return (await import('../../functions/jobs-api/make-handler')).makeJobsApiHandler(
+        return (await import('../../functions/handlers/jobs-api/make-handler')).makeJobsApiHandler(
           runtime,
           observability,
         );
       case 'event-ingest':
-        return (await import('../../functions/event-ingest/make-handler')).makeEventIngestHandler(
+        return (await import('../../functions/handlers/event-ingest/make-handler')).makeEventIngestHandler(
           runtime,
           observability,
         );
       case 'worker':
-        return (await import('../../functions/worker/make-handler')).makeWorkerHandler(
+        return (await import('../../functions/handlers/worker/make-handler')).makeWorkerHandler(
           runtime,
           observability,
         );
       case 'reconciler':
-        return (await import('../../functions/reconciler/make-handler')).makeReconcilerHandler(
+        return (await import('../../functions/handlers/reconciler/make-handler')).makeReconcilerHandler(
           runtime,
           observability,
         );

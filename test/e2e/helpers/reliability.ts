@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { JobRecord } from '../../../functions/jobs/job';
+import type { JobRecord } from '../../../functions/core/job';
 import type { EmulatorStats } from '../../../local/emulator/server';
 import { type Answer, type HookBody, sha256, type TestStack } from './stack';
 import { waitUntil } from './wait';

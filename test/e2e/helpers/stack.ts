@@ -17,7 +17,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type LocalSettings, readLocalSettings } from '../../../functions/commons/env';
-import type { JobView } from '../../../functions/jobs/job-view';
+import type { JobView } from '../../../functions/core/job-view';
 import type { EmulatorHandle } from '../../../local/emulator/server';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../../local/stack/aws-emulators';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../../local/stack/local-stack';

@@ -1,12 +1,13 @@
 /** The job reset behind `replay` and `dlq redrive`: which jobs may run again, and what the reset writes. */
-import type { JobRecord } from '../../../functions/jobs/job';
-import type { JobStore } from '../../../functions/jobs/job-store';
+
+import type { JobStore } from '../../../functions/adapters/dynamodb/job-table';
+import type { JobRecord } from '../../../functions/core/job';
 import {
   REPLAY_PICKUP_MS,
   ReplayRefusedError,
   replayRefusal,
   resetJobForReplay,
-} from '../../../functions/jobs/replay';
+} from '../../../functions/core/replay';
 
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { openPayload, PayloadUnavailableError, sealPayload } from '../../../functions/jobs/payload';
-import { openBytes, openJson, sealBytes, sealJson } from '../../../functions/jobs/seal';
+import { openBytes, openJson, sealBytes, sealJson } from '../../../functions/commons/seal';
+import { openPayload, PayloadUnavailableError, sealPayload } from '../../../functions/core/payload';
 
 const secret = 'sealing-secret-for-tests-0123456789';
 

@@ -10,8 +10,8 @@ import {
   SqsSchema,
 } from '@aws-lambda-powertools/parser/schemas';
 import type { Message } from '@aws-sdk/client-sqs';
+import { parseJobMessage } from '../../../functions/adapters/sqs/job-message';
 import { readApiRequest } from '../../../functions/http/api-event';
-import { parseJobMessage } from '../../../functions/queue/job-message';
 import { toApiGatewayEvent } from '../../../local/stack/api-server';
 import { toSqsRecord } from '../../../local/stack/poller';
 

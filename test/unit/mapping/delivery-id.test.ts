@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { loadConfigFileSync, parseConfig } from '../../../functions/config/load';
-import { resolveDeliveryId, validDeliveryId } from '../../../functions/mapping/delivery-id';
+import { resolveDeliveryId, validDeliveryId } from '../../../functions/core/delivery-id';
 import { MappingError } from '../../../functions/mapping/errors';
 
 const shipped = loadConfigFileSync(resolve(__dirname, '../../../config/docrelay.yaml'));

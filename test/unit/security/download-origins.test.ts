@@ -10,7 +10,7 @@
 
 import { parseConfig } from '../../../functions/config/load';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
-import { createRuntime } from '../../../functions/runtime/runtime';
+import { createRuntime } from '../../../functions/wiring/runtime';
 import { type FakeService, failure, startFakeService } from '../docgen/fake-service';
 
 const KEY = 'security-download-key-0123456789';

@@ -1,0 +1,77 @@
+/**
+ * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Both are read by name and
+ * cached; `refresh` drops one name from the cache so a rotated secret is read again without a deploy.
+ */
+import { readFile } from 'node:fs/promises';
+import { DocrelayError } from '../../commons/errors';
+
+/** Reads secret values by name. */
+export interface SecretSource {
+  /** The current value of the named secret (cached). */
+  get(name: string): Promise<string>;
+  /** Forgets the cached value, so the next `get` reads it again. */
+  refresh(name: string): void;
+}
+
+/** A secret that is missing or cannot be read. Its message names the secret, never a value. */
+export class SecretNotFoundError extends DocrelayError {
+  constructor(name: string, where: string, cause?: unknown) {
+    super('SECRET_NOT_FOUND', `secret "${name}" is not set in ${where}`, { cause });
+  }
+}
+
+/** Secrets from a JSON file `{ "name": "value" }` (`DOCRELAY_SECRETS_FILE`), with overrides by name. */
+export class FileSecretSource implements SecretSource {
+  private cache: Promise<Record<string, string>> | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly overrides: Readonly<Record<string, string>> = {},
+  ) {}
+
+  async get(name: string): Promise<string> {
+    const override = this.overrides[name];
+    if (override !== undefined) return override;
+    this.cache ??= readSecretsFile(this.file);
+    const values = await this.cache.catch((error: unknown) => {
+      this.cache = undefined;
+      throw error;
+    });
+    const value = Object.hasOwn(values, name) ? values[name] : undefined;
+    if (typeof value !== 'string' || value === '') throw new SecretNotFoundError(name, this.file);
+    return value;
+  }
+
+  refresh(_name: string): void {
+    this.cache = undefined;
+  }
+}
+
+async function readSecretsFile(file: string): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new DocrelayError('SECRETS_FILE_UNREADABLE', `cannot read the secrets file ${file}`, {
+      cause: error,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // The parser's message can quote the file's text, which holds secret values: say only where.
+    throw new DocrelayError('SECRETS_FILE_INVALID', `the secrets file ${file} is not valid JSON`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new DocrelayError(
+      'SECRETS_FILE_INVALID',
+      `the secrets file ${file} must hold a JSON object of name to value`,
+    );
+  }
+  const values: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(parsed)) {
+    if (typeof value === 'string') values[name] = value;
+  }
+  return values;
+}

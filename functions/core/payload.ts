@@ -1,0 +1,93 @@
+/**
+ * A delivery's payload as the worker maps it, and how it is sealed into the delivery record. Headers that
+ * carry signatures or credentials are verified at ingest and dropped before anything is kept.
+ */
+import { z } from 'zod';
+import { DocrelayError } from '../commons/errors';
+import { openBytes, sealBytes } from '../commons/seal';
+
+/** The delivery's input as JSONata sees it, minus the parsed body (kept as its JSON text). */
+export interface DeliveryPayload {
+  /** The body's JSON text exactly as received (verified, and known to parse). */
+  readonly bodyText: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+}
+
+const metaSchema = z.strictObject({
+  headers: z.record(z.string(), z.string()),
+  query: z.record(z.string(), z.string()),
+});
+
+/** DynamoDB items hold 400 KB; a sealed payload must leave room for the rest of the delivery record. */
+export const MAX_SEALED_PAYLOAD_BYTES = 350_000;
+
+const SENSITIVE_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-hub-signature',
+  'x-hub-signature-256',
+  'stripe-signature',
+  'x-shopify-hmac-sha256',
+  'x-slack-signature',
+  'webhook-signature',
+  'x-api-key',
+]);
+
+/** Drops headers that carry signatures or credentials, and any header the integration verifies. */
+export function redactHeaders(
+  headers: Readonly<Record<string, string>>,
+  extra: readonly string[] = [],
+): Record<string, string> {
+  const drop = new Set([...SENSITIVE_HEADERS, ...extra.map((h) => h.toLowerCase())]);
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!drop.has(name) && !name.includes('signature') && !name.includes('token')) kept[name] = value;
+  }
+  return kept;
+}
+
+const context = (integration: string, deliveryId: string): string => `payload:${integration}:${deliveryId}`;
+
+/**
+ * Seals a payload for the delivery record: its headers and query as one JSON line, then the body's text as
+ * received (not escaped into JSON again: on the ingest's hot path that costs as much as the parse).
+ */
+export function sealPayload(
+  payload: DeliveryPayload,
+  secret: string,
+  integration: string,
+  deliveryId: string,
+): string {
+  const meta = Buffer.from(`${JSON.stringify({ headers: payload.headers, query: payload.query })}\n`, 'utf8');
+  return sealBytes([meta, Buffer.from(payload.bodyText, 'utf8')], secret, context(integration, deliveryId));
+}
+
+/** A sealed payload that cannot be opened (the sealing secret changed, or the record was tampered with). */
+export class PayloadUnavailableError extends DocrelayError {
+  constructor() {
+    super('PAYLOAD_UNAVAILABLE', 'the delivery payload cannot be opened (was the sealing secret replaced?)');
+  }
+}
+
+/** Opens a sealed payload. */
+export function openPayload(
+  sealed: string,
+  secret: string,
+  integration: string,
+  deliveryId: string,
+): DeliveryPayload {
+  const bytes = openBytes(sealed, secret, context(integration, deliveryId));
+  const newline = bytes === undefined ? -1 : bytes.indexOf(0x0a);
+  if (bytes === undefined || newline < 0) throw new PayloadUnavailableError();
+  let meta: unknown;
+  try {
+    meta = JSON.parse(bytes.subarray(0, newline).toString('utf8'));
+  } catch {
+    throw new PayloadUnavailableError();
+  }
+  const result = metaSchema.safeParse(meta);
+  if (!result.success) throw new PayloadUnavailableError();
+  return { ...result.data, bodyText: bytes.subarray(newline + 1).toString('utf8') };
+}

@@ -1,0 +1,86 @@
+/**
+ * Running a job again, for `docrelay replay` and `docrelay dlq redrive`: which jobs may be replayed, and the
+ * reset that sends one back to the worker. The caller sends the job message afterwards; the renewed lease
+ * lets the reconciler send it should that message be lost, so a reset job is never stranded.
+ */
+
+import type { JobStore } from '../adapters/dynamodb/job-table';
+import { DocrelayError } from '../commons/errors';
+import type { JobRecord } from './job';
+
+/** How long a replayed job may wait for a worker before the reconciler sends it again (as a new job). */
+export const REPLAY_PICKUP_MS = 15 * 60_000;
+
+/** Options of a replay. */
+export interface ReplayOptions {
+  /** Drop the document and files, so the worker generates a new document. @default false */
+  readonly fresh?: boolean;
+  /** Epoch milliseconds now. @default Date.now */
+  readonly now?: () => number;
+  /** Lease of the reset job (see REPLAY_PICKUP_MS). @default REPLAY_PICKUP_MS */
+  readonly pickupMs?: number;
+}
+
+/** A job that cannot be replayed in its state; the message says why in one line. */
+export class ReplayRefusedError extends DocrelayError {
+  constructor(message: string) {
+    super('REPLAY_REFUSED', message);
+  }
+}
+
+/**
+ * Why the job cannot be replayed, or undefined when it can: a `failed` job always can; a `stored` one only
+ * fresh (from its last checkpoint there is nothing left to do); an open one is still being worked on.
+ */
+export function replayRefusal(
+  job: JobRecord,
+  options: Pick<ReplayOptions, 'fresh'> = {},
+): string | undefined {
+  switch (job.status) {
+    case 'failed':
+      return undefined;
+    case 'stored':
+      return options.fresh === true
+        ? undefined
+        : `job ${job.jobId} is stored already; replay --fresh generates a new document`;
+    default:
+      return `job ${job.jobId} is ${job.status}: it is still in progress (the worker or the reconciler finishes it)`;
+  }
+}
+
+/** True when a checkpointed document's links should still live and some file is left to copy. */
+function canResumeCopy(job: JobRecord, nowMs: number): boolean {
+  const document = job.document;
+  return (
+    document?.sealedLinks !== undefined &&
+    Date.parse(document.linksExpireAt) > nowMs &&
+    job.files.some((file) => file.storedAt === undefined)
+  );
+}
+
+/**
+ * Resets a job for another run (version-conditional: throws JobConflictError when it changed meanwhile):
+ * `queued` from its last checkpoint (`created` when the document's links still live, so the worker copies
+ * instead of generating again), or with `fresh` from the start, its document and files dropped. The error is
+ * cleared and kept as `lastError`; the lease is renewed. Throws ReplayRefusedError for a job that may not be
+ * replayed (see replayRefusal).
+ */
+export async function resetJobForReplay(
+  store: JobStore,
+  job: JobRecord,
+  options: ReplayOptions = {},
+): Promise<JobRecord> {
+  const refusal = replayRefusal(job, options);
+  if (refusal !== undefined) throw new ReplayRefusedError(refusal);
+  const now = (options.now ?? Date.now)();
+  const fresh = options.fresh === true;
+  const lastError = job.error ?? job.lastError;
+  return store.updateJob(job, {
+    status: !fresh && canResumeCopy(job, now) ? 'created' : 'queued',
+    error: undefined,
+    lastError,
+    leaseOwner: undefined,
+    leaseUntil: now + (options.pickupMs ?? REPLAY_PICKUP_MS),
+    ...(fresh ? { document: undefined, files: [] } : {}),
+  });
+}

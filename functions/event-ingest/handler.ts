@@ -1,6 +1,0 @@
-/** Lambda entry point of the event-ingest function: the handler, built once per container. */
-import { createObservability } from '../commons/observability';
-import { lambdaRuntime } from '../runtime/lambda-runtime';
-import { makeEventIngestHandler } from './make-handler';
-
-export const handler = makeEventIngestHandler(lambdaRuntime(), createObservability('event-ingest'));

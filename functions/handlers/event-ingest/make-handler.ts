@@ -1,0 +1,41 @@
+/**
+ * The event ingest Lambda: an EventBridge rule per integration with `eventBridge.eventPattern` targets it
+ * with the integration id as a constant input wrapper; each matching event becomes a delivery through the same
+ * dedupe and job path as a webhook (deliveryId = the event's id). No signature: the bus's IAM guards it.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
+import { z } from 'zod';
+import type { Observability } from '../../commons/observability';
+import { type AcceptedDelivery, acceptEvent } from '../../core/accept-delivery';
+import type { Runtime } from '../../wiring/runtime';
+import { ingestDeps } from '../ingest/make-handler';
+import { recordAccepted } from '../record-accepted';
+
+/** What the EventBridge target sends: the integration id and the matching event. */
+export const eventDeliverySchema = z.object({
+  integrationId: z.string().min(1),
+  event: EventBridgeSchema,
+});
+
+/** The event delivery input. */
+export type EventDelivery = z.infer<typeof eventDeliverySchema>;
+
+/** Builds the event ingest handler from a runtime. Throws (so EventBridge retries) on a 5xx-kind failure. */
+export function makeEventIngestHandler(runtime: Runtime, observability: Observability) {
+  const { logger, metrics, tracer } = observability;
+  const deps = ingestDeps(runtime);
+  const handle = async (input: unknown): Promise<AcceptedDelivery['body']> => {
+    const { integrationId, event } = eventDeliverySchema.parse(input);
+    const accepted = await acceptEvent(deps, integrationId, event as Record<string, unknown>);
+    recordAccepted(observability, 'event', integrationId, accepted.body);
+    return accepted.body;
+  };
+  return middy(handle)
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics));
+}

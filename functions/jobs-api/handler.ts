@@ -1,6 +1,0 @@
-/** Lambda entry point of the jobs-api function: the handler, built once per container. */
-import { createObservability } from '../commons/observability';
-import { lambdaRuntime } from '../runtime/lambda-runtime';
-import { makeJobsApiHandler } from './make-handler';
-
-export const handler = makeJobsApiHandler(lambdaRuntime(), createObservability('jobs-api'));
