@@ -94,7 +94,7 @@ export async function runEndToEnd(
         const deadline = Date.now() + (options.timeoutMs ?? 120_000);
         let records: JobRecord[] = [];
         for (;;) {
-          records = (await Promise.all(jobIds.map((id) => stack.runtime.jobs.getJob(id)))).filter(
+          records = (await Promise.all(jobIds.map((id) => stack.jobs.getJob(id)))).filter(
             (job): job is JobRecord => job !== undefined,
           );
           const open = records.filter((job) => job.status !== 'stored' && job.status !== 'failed');

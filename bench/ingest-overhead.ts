@@ -4,23 +4,23 @@
  *
  * Two subjects: `acceptWebhook` with in-memory job store and queue (the domain: verify, parse, delivery id,
  * rules, seal), and the Lambda handler itself (middy, Powertools, API Gateway event in and out) over the real
- * JobStore and JobQueue whose SDK clients are answered instantly (so SDK serialisation and signing count).
+ * DynamoDB and SQS adapters whose SDK clients are answered instantly (so SDK serialisation and signing count).
  * Log lines are off (level SILENT) and EMF metrics disabled: their output cost is the log pipeline's, not ours.
  */
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { type CreateDeliveryResult, JobStore } from '../functions/adapters/dynamodb/job-table';
-import type { SecretSource } from '../functions/adapters/local/file-secret-source';
-import type { JobMessage } from '../functions/adapters/sqs/job-message';
-import { JobQueue } from '../functions/adapters/sqs/job-queue';
+import { InMemoryJobRepository } from '../functions/adapters/memory/job-repository';
 import { createObservability } from '../functions/commons/observability';
 import { parseConfig } from '../functions/config/load';
 import { acceptWebhook, type IngestDeps, type WebhookRequest } from '../functions/core/accept-delivery';
 import type { DeliveryRecord, JobRecord } from '../functions/core/job';
 import { makeIngestHandler } from '../functions/handlers/ingest/make-handler';
-import { createRuntime } from '../functions/wiring/runtime';
+import type { JobQueue } from '../functions/ports/job-queue';
+import type { CreateDeliveryResult } from '../functions/ports/job-repository';
+import type { SecretSource } from '../functions/ports/secret-source';
+import { buildIngestDeps } from '../functions/wiring/ingest';
 import { localContext } from '../local/stack/lambda-context';
 import { githubPayloads, type PayloadSize } from './fixtures/payloads';
 import { calibrate, compare, perCall } from './harness';
@@ -49,8 +49,8 @@ const memorySecrets: SecretSource = {
   refresh: () => undefined,
 };
 
-/** The job store with its writes answered from memory (nothing kept: every delivery is new). */
-class MemoryJobStore extends JobStore {
+/** The job repository with its writes answered at once (nothing kept: every delivery is new). */
+class NullJobRepository extends InMemoryJobRepository {
   override async createDelivery(
     _delivery: DeliveryRecord,
     _jobs: readonly JobRecord[],
@@ -65,10 +65,11 @@ class MemoryJobStore extends JobStore {
   ): Promise<void> {}
 }
 
-/** The queue with its sends answered from memory. */
-class MemoryJobQueue extends JobQueue {
-  override async send(_messages: readonly JobMessage[], _reason?: string): Promise<void> {}
-}
+/** The queue with its sends answered at once. */
+const nullQueue: JobQueue = {
+  send: async () => undefined,
+  sendDelayed: async () => 'bench',
+};
 
 /** Runs benchmark 1 and returns one row per size and subject. */
 export async function runIngestOverhead(options: IngestOverheadOptions): Promise<ResultRow[]> {
@@ -77,32 +78,24 @@ export async function runIngestOverhead(options: IngestOverheadOptions): Promise
   const { instantAwsClients } = await import('./instant-aws');
   const config = parseConfig(readFileSync(join(__dirname, 'fixtures', 'ingest-config.yaml'), 'utf8'));
   const aws = instantAwsClients();
-  const settings = {
-    config,
-    aws: { region: 'us-east-1', credentials: { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench' } },
-    tableName: 'bench-table',
-    queueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench',
-    dlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-dlq',
-    bucket: 'bench-bucket',
-    secrets: memorySecrets,
-    sealingSecretName: 'docrelay/sealing-key',
-    events: { publisher: { publish: async () => undefined } },
-    maxReceiveCount: 5,
-    leaseMs: 60_000,
-  };
-  const base = createRuntime(settings);
-  const runtime = {
-    ...base,
-    jobs: new JobStore(aws.dynamodb, settings.tableName),
-    queue: new JobQueue(aws.sqs, settings.queueUrl),
-  };
-  const handler = makeIngestHandler(runtime, createObservability('ingest', { logLevel: 'SILENT' }));
+  const handler = makeIngestHandler(
+    buildIngestDeps({
+      config,
+      secrets: memorySecrets,
+      dynamodb: aws.dynamodb,
+      sqs: aws.sqs,
+      tableName: 'bench-table',
+      queueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench',
+      sealingSecretName: 'docrelay/sealing-key',
+    }),
+    createObservability('ingest', { logLevel: 'SILENT' }),
+  );
   const deps: IngestDeps = {
     config,
     secrets: memorySecrets,
-    jobs: new MemoryJobStore(aws.dynamodb, settings.tableName),
-    queue: new MemoryJobQueue(aws.sqs, settings.queueUrl),
-    sealingSecretName: settings.sealingSecretName,
+    jobs: new NullJobRepository(),
+    queue: nullQueue,
+    sealingSecretName: 'docrelay/sealing-key',
   };
   const secret = SECRETS['bench/github-webhook'] as string;
   const payloads = githubPayloads();
@@ -218,7 +211,6 @@ export async function runIngestOverhead(options: IngestOverheadOptions): Promise
     }
   } finally {
     aws.destroy();
-    for (const client of Object.values(base.clients)) client.destroy();
   }
   return rows;
 }

@@ -142,7 +142,7 @@ async function startInProcess(options: Options): Promise<Target> {
     url: stack.url,
     secret: secrets['docrelay/internal-notes-webhook'] ?? '',
     getJob: async (jobId) => {
-      const job = await stack.runtime.jobs.getJob(jobId);
+      const job = await stack.jobs.getJob(jobId);
       return job === undefined
         ? undefined
         : { jobId, status: job.status, receivedAt: job.receivedAt, updatedAt: job.updatedAt };

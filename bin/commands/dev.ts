@@ -22,7 +22,7 @@ export const run: CommandRun = async (ctx) => {
     settings,
     ...(values.quiet ? {} : { onLine: (text) => say(`  ${text}`) }),
   });
-  const example = stack.runtime.config.config.integrations[0]?.id ?? 'your-integration';
+  const example = stack.config.config.integrations[0]?.id ?? 'your-integration';
   say(`docrelay ready at ${stack.url}`);
   say(`  webhooks:  POST ${stack.url}/v1/hooks/{integrationId}   (e.g. ${stack.url}/v1/hooks/${example})`);
   say(`  jobs:      GET  ${stack.url}/v1/jobs/{jobId}`);

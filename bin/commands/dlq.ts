@@ -20,9 +20,9 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { JobStore } from '../../functions/adapters/dynamodb/job-table';
-import { parseJobMessage } from '../../functions/adapters/sqs/job-message';
-import { JobQueue } from '../../functions/adapters/sqs/job-queue';
+import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { decodeJobMessage } from '../../functions/adapters/sqs/job-message';
+import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
 import type { JobRecord } from '../../functions/core/job';
 import { resetJobForReplay } from '../../functions/core/replay';
@@ -122,7 +122,7 @@ function describeMessage(
   let jobId: string | undefined;
   let invalid: string | undefined;
   try {
-    jobId = parseJobMessage(body).jobId;
+    jobId = decodeJobMessage(body);
   } catch (error) {
     invalid = firstLine(error);
   }
@@ -204,7 +204,7 @@ async function list(ctx: CommandContext, target: StackTarget, max: number, json:
   });
   let entries: DlqEntry[];
   try {
-    const store = new JobStore(target.clients.dynamodb, target.tableName);
+    const store = new DynamoJobRepository(target.clients.dynamodb, target.tableName);
     entries = await Promise.all(peek.messages.map((message) => toEntry(store, message)));
   } finally {
     await handBack(sqs, target.dlqUrl, peek.messages);
@@ -224,7 +224,7 @@ async function list(ctx: CommandContext, target: StackTarget, max: number, json:
   return 0;
 }
 
-async function toEntry(store: JobStore, message: PeekedMessage): Promise<DlqEntry> {
+async function toEntry(store: DynamoJobRepository, message: PeekedMessage): Promise<DlqEntry> {
   const job = message.jobId === undefined ? undefined : await store.getJob(message.jobId);
   return {
     messageId: message.messageId,
@@ -273,7 +273,7 @@ type Decision =
 
 async function redrive(ctx: CommandContext, target: StackTarget, max: number): Promise<number> {
   const { sqs } = target.clients;
-  const store = new JobStore(target.clients.dynamodb, target.tableName);
+  const store = new DynamoJobRepository(target.clients.dynamodb, target.tableName);
   const peek = await peekQueue(sqs, target.dlqUrl, {
     max,
     holdSeconds: REDRIVE_HOLD_SECONDS,
@@ -308,9 +308,9 @@ async function redrive(ctx: CommandContext, target: StackTarget, max: number): P
     }
     how = `; SQS move task started (${task.TaskHandle ?? 'no handle'}), messages go back to the jobs queue`;
   } else {
-    const queue = new JobQueue(sqs, target.queueUrl);
+    const queue = new SqsJobQueue(sqs, target.queueUrl);
     for (const decision of redriven) {
-      await queue.send([{ v: 1, jobId: decision.jobId }]);
+      await queue.send([decision.jobId]);
       await deleteMessage(sqs, target.dlqUrl, decision.message);
     }
     for (const decision of skipped) await deleteMessage(sqs, target.dlqUrl, decision.message);
@@ -338,7 +338,7 @@ async function deleteMessage(sqs: SQSClient, queueUrl: string, message: PeekedMe
 }
 
 /** Resets a failed job (as replay does); an open one only needs its message back; a stored one nothing. */
-async function decide(store: JobStore, message: PeekedMessage): Promise<Decision> {
+async function decide(store: DynamoJobRepository, message: PeekedMessage): Promise<Decision> {
   if (message.jobId === undefined) {
     return { kind: 'leave', message, why: message.invalid ?? 'not a job message' };
   }

@@ -4,7 +4,7 @@
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { JobStore } from '../../functions/adapters/dynamodb/job-table';
+import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
 import { type JobView, toJobView } from '../../functions/core/job-view';
 import { firstLine, parseCommandArgs, requirePositionals } from './ops-args';
 import { resolveStackTarget, type StackTarget } from './stack-target';
@@ -39,7 +39,7 @@ export const run: CommandRun = async (ctx) => {
 
 /** Reads the job from the table and presigns its files' links (what the jobs API does). */
 export async function viewFromTable(target: StackTarget, jobId: string): Promise<JobView | undefined> {
-  const job = await new JobStore(target.clients.dynamodb, target.tableName).getJob(jobId);
+  const job = await new DynamoJobRepository(target.clients.dynamodb, target.tableName).getJob(jobId);
   if (job === undefined) return undefined;
   return toJobView(job, (bucket, key) =>
     getSignedUrl(target.clients.s3, new GetObjectCommand({ Bucket: bucket, Key: key }), {

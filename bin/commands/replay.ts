@@ -4,8 +4,8 @@
  * The job is reset in the table, then its message is sent to the jobs queue.
  */
 
-import { JobStore } from '../../functions/adapters/dynamodb/job-table';
-import { JobQueue } from '../../functions/adapters/sqs/job-queue';
+import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
 import { ReplayRefusedError, replayRefusal, resetJobForReplay } from '../../functions/core/replay';
 import { parseCommandArgs, requirePositionals } from './ops-args';
@@ -23,7 +23,7 @@ export const run: CommandRun = async (ctx) => {
 
   const target = await resolveStackTarget(ctx);
   try {
-    const store = new JobStore(target.clients.dynamodb, target.tableName);
+    const store = new DynamoJobRepository(target.clients.dynamodb, target.tableName);
     const job = await store.getJob(jobId);
     if (job === undefined) throw new CliError(`no job ${jobId}`);
     const refusal = replayRefusal(job, { fresh });
@@ -39,7 +39,7 @@ export const run: CommandRun = async (ctx) => {
       throw error;
     }
     // After the reset: should this send fail, the renewed lease lets the reconciler send the job later.
-    await new JobQueue(target.clients.sqs, target.queueUrl).send([{ v: 1, jobId }]);
+    await new SqsJobQueue(target.clients.sqs, target.queueUrl).send([jobId]);
     const from = fresh
       ? 'from the start: a new document will be generated'
       : reset.status === 'created'

@@ -231,6 +231,21 @@ export const IngestConfigSchema = z
   })
   .describe('Limits of the webhook endpoint.');
 
+/** `jobs`: how long a job keeps trying. */
+export const JobsConfigSchema = z
+  .strictObject({
+    maxAttempts: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(1000)
+      .default(10)
+      .describe(
+        'Attempts a job may start before it fails with ATTEMPTS_EXHAUSTED (for example when its worker dies on it every time). Attempts that end waiting out a service outage do not count.',
+      ),
+  })
+  .describe('Limits of a job.');
+
 /** `integrations[].verify`: how a delivery's authenticity is checked. */
 export const VerifyConfigSchema = z
   .strictObject({
@@ -434,6 +449,7 @@ export const DocrelayConfigSchema = z
     service: ServiceConfigSchema,
     storage: StorageConfigSchema.prefault({}),
     ingest: IngestConfigSchema.prefault({}),
+    jobs: JobsConfigSchema.prefault({}),
     integrations: z
       .array(IntegrationConfigSchema)
       .min(1, 'configure at least one integration')

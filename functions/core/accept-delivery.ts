@@ -1,31 +1,30 @@
 /**
  * Accepting a delivery, the ingest's domain: verify the raw bytes, then parse, then pick the rules, then
- * record the delivery (the dedupe key, and the outbox holding the sealed payload) and its jobs, then send
- * one message per job. Nothing slow happens here: no template read, no generation.
- * Webhooks and EventBridge events share everything after verification.
+ * record the delivery (the dedupe key, and the outbox holding the sealed payload) with its jobs, then
+ * complete the outbox (one message per job). Nothing slow happens here: no template read, no generation.
+ * Webhooks and EventBridge events share everything after verification. Refusals are DeliveryRefusedError
+ * (or the sender scheme's SignatureError); no HTTP is known here.
  */
 import { randomUUID } from 'node:crypto';
-import type { JobStore } from '../adapters/dynamodb/job-table';
-import type { SecretSource } from '../adapters/local/file-secret-source';
-import type { JobQueue } from '../adapters/sqs/job-queue';
 import type { CompiledIntegration, LoadedConfig } from '../config/compile';
-import { ProblemError } from '../http/problem';
 import { MappingError } from '../mapping/errors';
 import type { MappingInput } from '../mapping/evaluate';
 import { evaluateRules } from '../mapping/mapper';
+import type { JobQueue } from '../ports/job-queue';
+import type { JobRepository } from '../ports/job-repository';
+import type { SecretSource } from '../ports/secret-source';
 import { verifyDelivery } from '../verify';
 import { type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
-import type { JobRecord } from './job';
+import { DeliveryRefusedError } from './errors';
+import { newJobRecord, type PlannedJob } from './job';
+import { completeOutbox } from './outbox';
 import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, redactHeaders, sealPayload } from './payload';
-
-/** How long a new job may wait for its first worker before the reconciler sends it again. */
-const FIRST_PICKUP_MS = 15 * 60_000;
 
 /** What accepting a delivery needs. */
 export interface IngestDeps {
   readonly config: LoadedConfig;
   readonly secrets: SecretSource;
-  readonly jobs: JobStore;
+  readonly jobs: JobRepository;
   readonly queue: JobQueue;
   /** Name of the secret that seals payloads and links at rest. */
   readonly sealingSecretName: string;
@@ -44,6 +43,7 @@ export interface WebhookRequest {
 
 /** The answer to an accepted delivery (product-spec.md). */
 export interface AcceptedDelivery {
+  /** 202 for a new delivery with jobs, 200 for no matching rule or a duplicate. */
   readonly status: 200 | 202;
   readonly body: {
     deliveryId: string;
@@ -55,14 +55,9 @@ export interface AcceptedDelivery {
 /** The largest body accepted when the config sets no `ingest.maxBodyBytes`. */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
-const unknownIntegration = (): ProblemError =>
-  // No hint of which integrations exist: the URL is public.
-  new ProblemError(
-    404,
-    'unknown-integration',
-    'Unknown integration',
-    'No integration is configured at this URL.',
-  );
+// No hint of which integrations exist: the URL is public.
+const unknownIntegration = (): DeliveryRefusedError =>
+  new DeliveryRefusedError('unknown-integration', 'No integration is configured at this URL.');
 
 const isJsonContentType = (value: string | undefined): boolean => {
   if (value === undefined) return false;
@@ -72,7 +67,7 @@ const isJsonContentType = (value: string | undefined): boolean => {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Verifies, parses and accepts one webhook. Throws ProblemError (4xx), SignatureError (401) or a 5xx cause. */
+/** Verifies, parses and accepts one webhook. Throws DeliveryRefusedError, SignatureError, or a 5xx cause. */
 export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): Promise<AcceptedDelivery> {
   const integration = deps.config.integrations.get(request.integrationId);
   // An events-only integration (no `verify`) has no webhook URL.
@@ -80,20 +75,13 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   if (integration === undefined || verify === undefined) throw unknownIntegration();
   const limit = deps.config.config.ingest?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (request.rawBody.length > limit) {
-    throw new ProblemError(
-      413,
+    throw new DeliveryRefusedError(
       'payload-too-large',
-      'Payload too large',
       `The body is ${request.rawBody.length} bytes; the limit is ${limit}.`,
     );
   }
   if (!isJsonContentType(request.headers['content-type'])) {
-    throw new ProblemError(
-      415,
-      'unsupported-media-type',
-      'Unsupported media type',
-      'Send the body as application/json.',
-    );
+    throw new DeliveryRefusedError('unsupported-media-type', 'Send the body as application/json.');
   }
   const names =
     verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
@@ -106,14 +94,14 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   try {
     bodyText = utf8.decode(request.rawBody);
   } catch {
-    throw new ProblemError(400, 'malformed-body', 'Malformed body', 'The body is not valid UTF-8.');
+    throw new DeliveryRefusedError('malformed-body', 'The body is not valid UTF-8.');
   }
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
   } catch (error) {
     const detail = error instanceof RangeError ? 'The JSON nests too deeply.' : 'The body is not valid JSON.';
-    throw new ProblemError(400, 'malformed-body', 'Malformed body', detail);
+    throw new DeliveryRefusedError('malformed-body', detail);
   }
   const input: MappingInput = {
     body,
@@ -155,9 +143,7 @@ export async function acceptEvent(
 }
 
 function rethrowMapping(error: unknown): never {
-  if (error instanceof MappingError) {
-    throw new ProblemError(400, 'unprocessable-payload', 'Payload cannot be processed', error.message);
-  }
+  if (error instanceof MappingError) throw new DeliveryRefusedError('unprocessable-payload', error.message);
   throw error;
 }
 
@@ -178,84 +164,37 @@ async function acceptDelivery(
   if (rules.length === 0) return { status: 200, body: { deliveryId, jobs: [] } };
 
   const now = deps.now?.() ?? new Date();
-  const at = now.toISOString();
+  const receivedAt = now.toISOString();
   const newId = deps.newId ?? randomUUID;
   const sealingSecret = await deps.secrets.get(deps.sealingSecretName);
   const sealedPayload = sealPayload(delivery.payload, sealingSecret, integration.id, deliveryId);
   if (sealedPayload.length > MAX_SEALED_PAYLOAD_BYTES) {
-    throw new ProblemError(
-      413,
+    throw new DeliveryRefusedError(
       'payload-too-large',
-      'Payload too large',
       'The body is too large to keep for retries once compressed; send a smaller payload.',
     );
   }
-  const planned = rules.map((rule) => ({
+  const planned: PlannedJob[] = rules.map((rule) => ({
     jobId: newId(),
     rule: rule.name,
     templateId: rule.config.template.id,
     ...(rule.config.template.fileId === undefined ? {} : { templateFileId: rule.config.template.fileId }),
   }));
-  const jobs = planned.map((plan) => newJobRecord(integration.id, deliveryId, at, now.getTime(), plan));
+  const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
   const result = await deps.jobs.createDelivery(
-    { integration: integration.id, deliveryId, receivedAt: at, jobs: planned, sealedPayload },
-    jobs,
+    record,
+    planned.map((plan) => newJobRecord(integration.id, deliveryId, receivedAt, now.getTime(), plan)),
   );
   if (result.created) {
-    await enqueue(deps, integration.id, deliveryId, planned);
+    await completeOutbox(deps, record, now.getTime(), { jobsWritten: true });
     return { status: 202, body: { deliveryId, jobs: planned.map(({ jobId, rule }) => ({ jobId, rule })) } };
   }
   const existing = result.existing;
-  if (existing.enqueuedAt === undefined) {
-    // The first attempt did not get its messages out (it crashed, or the queue failed and the sender was told
-    // so): finish its work now, so "duplicate" never stands for "nothing queued".
-    await deps.jobs.ensureJobs(
-      existing.jobs.map((plan) =>
-        newJobRecord(integration.id, deliveryId, existing.receivedAt, now.getTime(), plan),
-      ),
-    );
-    await enqueue(deps, integration.id, deliveryId, existing.jobs);
-  }
+  // The first attempt did not get its messages out (it crashed, or the queue failed and the sender was told
+  // so): finish its work now, so "duplicate" never stands for "nothing queued".
+  if (existing.enqueuedAt === undefined) await completeOutbox(deps, existing, now.getTime());
   return {
     status: 200,
     body: { deliveryId, jobs: existing.jobs.map(({ jobId, rule }) => ({ jobId, rule })), duplicate: true },
-  };
-}
-
-async function enqueue(
-  deps: IngestDeps,
-  integration: string,
-  deliveryId: string,
-  jobs: ReadonlyArray<{ jobId: string }>,
-): Promise<void> {
-  await deps.queue.send(jobs.map(({ jobId }) => ({ v: 1, jobId })));
-  await deps.jobs.markDeliveryEnqueued(integration, deliveryId, (deps.now?.() ?? new Date()).toISOString());
-}
-
-/** A new job record, queued. */
-export function newJobRecord(
-  integration: string,
-  deliveryId: string,
-  receivedAt: string,
-  nowMs: number,
-  plan: { jobId: string; rule: string; templateId: string; templateFileId?: string },
-): JobRecord {
-  const at = new Date(nowMs).toISOString();
-  return {
-    jobId: plan.jobId,
-    integration,
-    rule: plan.rule,
-    deliveryId,
-    status: 'queued',
-    attempts: 0,
-    documentsRequested: 0,
-    receivedAt,
-    createdAt: at,
-    updatedAt: at,
-    templateId: plan.templateId,
-    ...(plan.templateFileId === undefined ? {} : { templateFileId: plan.templateFileId }),
-    files: [],
-    leaseUntil: nowMs + FIRST_PICKUP_MS,
-    version: 0,
   };
 }

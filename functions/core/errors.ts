@@ -1,4 +1,27 @@
+/**
+ * The core's errors: why a delivery is refused, why a job's attempt stopped, and the job state machine's own.
+ * None knows HTTP: functions/http/problem.ts maps them to answers in one place. Codes are stable; messages
+ * never hold a secret.
+ */
 import { DocrelayError } from '../commons/errors';
+
+/** Why a delivery is refused before anything is recorded (the sender's fault; retrying the same fails). */
+export type RefusalReason =
+  | 'unknown-integration'
+  | 'payload-too-large'
+  | 'unsupported-media-type'
+  | 'malformed-body'
+  | 'unprocessable-payload';
+
+/** A delivery refused; `message` is safe to show the sender. Nothing was recorded or queued. */
+export class DeliveryRefusedError extends DocrelayError {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
+    super(`DELIVERY_${reason.toUpperCase().replace(/-/g, '_')}`, message);
+  }
+}
 
 /** A write lost a race with another writer of the same job (its version moved on). */
 export class JobConflictError extends DocrelayError {
@@ -7,16 +30,40 @@ export class JobConflictError extends DocrelayError {
   }
 }
 
-/** No job with that id. */
-export class JobNotFoundError extends DocrelayError {
-  constructor(jobId: string) {
-    super('JOB_NOT_FOUND', `no job ${jobId}`);
+/** A transition the job's state does not allow (a stale message or a bug): never retried. */
+export class InvalidTransitionError extends DocrelayError {
+  constructor(jobId: string, status: string, transition: string) {
+    super('INVALID_TRANSITION', `job ${jobId} cannot go through "${transition}" while ${status}`);
   }
 }
 
-/** The job table could not be read or written. */
-export class JobStoreError extends DocrelayError {
-  constructor(operation: string, cause: unknown) {
-    super('JOB_STORE_UNAVAILABLE', `the job table could not ${operation}`, { retryable: true, cause });
+/** The job's rule is gone from the configuration (it changed under the job). Not retryable. */
+export class RuleRemovedError extends DocrelayError {
+  constructor(integration: string, rule: string) {
+    super('RULE_REMOVED', `integration "${integration}" has no rule "${rule}" any more`);
+  }
+}
+
+/** The job's delivery record expired or was deleted, so its payload is gone. Not retryable. */
+export class DeliveryMissingError extends DocrelayError {
+  constructor(deliveryId: string) {
+    super('DELIVERY_MISSING', `the delivery ${deliveryId} of this job is no longer recorded`);
+  }
+}
+
+/** The download links expired again and again within one attempt. Retryable (a later attempt starts anew). */
+export class LinksExpiringError extends DocrelayError {
+  constructor() {
+    super('LINKS_EXPIRING', 'download links kept expiring before the copy finished', { retryable: true });
+  }
+}
+
+/** The job started as many attempts as `jobs.maxAttempts` allows (its worker may die on it every time). */
+export class AttemptsExhaustedError extends DocrelayError {
+  constructor(attempts: number) {
+    super(
+      'ATTEMPTS_EXHAUSTED',
+      `attempts-exhausted: ${attempts} attempts started and none finished the job (the limit is jobs.maxAttempts)`,
+    );
   }
 }

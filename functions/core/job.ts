@@ -1,14 +1,18 @@
 /**
- * A job: one document to generate for one matched rule of one delivery, and its small state machine:
+ * A job: one document to generate for one matched rule of one delivery, and its state machine. Every change
+ * of a job's state is one of the transitions below (pure functions from a record to its changes); the
+ * repository writes them conditionally on the version read.
  *
- *   queued ──claim──▶ processing ──document created──▶ created ──every file stored──▶ stored
- *      ▲                  │                               │
- *      └──retryable error─┴───────────────────────────────┘ (back to queued, or created keeping the checkpoint)
- *   any open state ──non-retryable error or retries exhausted──▶ failed
+ *   queued ──claim──▶ processing ──created──▶ created ──fileStored…──▶ created ──stored──▶ stored
+ *      ▲                  │   ▲                  │
+ *      │                  │   └──linksExpired────┤
+ *      └──release─────────┴──────────────────────┘ (back to queued, or to created keeping the checkpoint)
+ *   any open state ──fail──▶ failed          stored | failed ──replay──▶ queued | created
  *
  * `created` is the checkpoint: the document's id and files are recorded (the download links only sealed, see
- * seal.ts), so a retry copies the files instead of generating a second document while its links live.
+ * commons/seal.ts), so a retry copies the files instead of generating a second document while its links live.
  */
+import { InvalidTransitionError } from './errors';
 
 /** Where a job is in its life. `stored` and `failed` are final. */
 export type JobStatus = 'queued' | 'processing' | 'created' | 'stored' | 'failed';
@@ -60,6 +64,11 @@ export interface JobRecord {
   status: JobStatus;
   /** Attempts started (claims). */
   attempts: number;
+  /**
+   * Attempts that ended waiting out a service outage (429, 5xx, timeouts): they do not count against
+   * `jobs.maxAttempts`, the outage budget bounds them instead.
+   */
+  outageRetries?: number;
   /** Documents requested from the service for this job (1 unless links expired or a replay was fresh). */
   documentsRequested: number;
   receivedAt: string;
@@ -87,7 +96,7 @@ export interface DeliveryRecord {
   deliveryId: string;
   receivedAt: string;
   /** The jobs it made: enough to write any missing job record again (the delivery is the outbox). */
-  jobs: Array<{ jobId: string; rule: string; templateId: string; templateFileId?: string }>;
+  jobs: PlannedJob[];
   /** Set once every job's message has been sent: a duplicate before then sends them again. */
   enqueuedAt?: string;
   /** The payload, sealed (payload.ts): kept so any job of the delivery can be sent again or replayed. */
@@ -96,3 +105,166 @@ export interface DeliveryRecord {
 
 /** True when no more work will happen on a job by itself. */
 export const isFinal = (status: JobStatus): boolean => finalStatuses.has(status);
+
+/** A change to a job record: `undefined` values remove attributes. */
+export type JobChanges = Partial<Omit<JobRecord, 'jobId' | 'version'>>;
+
+/** What a new job is made from: one planned job of a delivery (the delivery lists these). */
+export interface PlannedJob {
+  jobId: string;
+  rule: string;
+  templateId: string;
+  templateFileId?: string;
+}
+
+/** How long a new job may wait for its first worker before the reconciler sends it again. */
+export const FIRST_PICKUP_MS = 15 * 60_000;
+
+/** A new job record, queued, with its first pickup due within FIRST_PICKUP_MS. */
+export function newJobRecord(
+  integration: string,
+  deliveryId: string,
+  receivedAt: string,
+  nowMs: number,
+  plan: PlannedJob,
+): JobRecord {
+  const at = new Date(nowMs).toISOString();
+  return {
+    jobId: plan.jobId,
+    integration,
+    rule: plan.rule,
+    deliveryId,
+    status: 'queued',
+    attempts: 0,
+    documentsRequested: 0,
+    receivedAt,
+    createdAt: at,
+    updatedAt: at,
+    templateId: plan.templateId,
+    ...(plan.templateFileId === undefined ? {} : { templateFileId: plan.templateFileId }),
+    files: [],
+    leaseUntil: nowMs + FIRST_PICKUP_MS,
+    version: 0,
+  };
+}
+
+const openStatuses: readonly JobStatus[] = ['queued', 'processing', 'created'];
+
+function expect(job: JobRecord, transition: string, from: readonly JobStatus[]): void {
+  if (!from.includes(job.status)) throw new InvalidTransitionError(job.jobId, job.status, transition);
+}
+
+/** The document without its sealed links (dropped once the job is final). */
+export const withoutLinks = (document: JobDocument): JobDocument => {
+  const { sealedLinks: _dropped, ...rest } = document;
+  return rest;
+};
+
+/**
+ * The job's transitions. Each checks the state it starts from (InvalidTransitionError otherwise) and returns
+ * the changes to write; none performs I/O.
+ */
+export const transitions = {
+  /** A worker takes the job for one attempt, holding it until `leaseUntil`. A checkpoint stays `created`. */
+  claim(job: JobRecord, owner: string, leaseUntil: number): JobChanges {
+    expect(job, 'claim', openStatuses);
+    return {
+      status: job.status === 'created' ? 'created' : 'processing',
+      attempts: job.attempts + 1,
+      leaseOwner: owner,
+      leaseUntil,
+    };
+  },
+  /** The service generated the document: its id, files and sealed links are the checkpoint. */
+  created(job: JobRecord, document: JobDocument, files: readonly JobFile[], leaseUntil: number): JobChanges {
+    expect(job, 'created', ['processing']);
+    return {
+      status: 'created',
+      documentsRequested: job.documentsRequested + 1,
+      document,
+      files: [...files],
+      ...(document.templateFileId === undefined ? {} : { templateFileId: document.templateFileId }),
+      leaseUntil,
+    };
+  },
+  /** One file landed in storage: checkpointed, so a retry does not copy it again. */
+  fileStored(job: JobRecord, stored: JobFile, leaseUntil: number): JobChanges {
+    expect(job, 'fileStored', ['created']);
+    return { files: job.files.map((f) => (f.fileId === stored.fileId ? stored : f)), leaseUntil };
+  },
+  /** The links died before every file was copied: the document is dropped and a new one is asked for. */
+  linksExpired(job: JobRecord): JobChanges {
+    expect(job, 'linksExpired', ['created']);
+    return { status: 'processing', document: undefined, files: [] };
+  },
+  /** Every file is stored: the job is done; the lease and the sealed links go. */
+  stored(job: JobRecord): JobChanges {
+    expect(job, 'stored', ['created']);
+    if (job.document === undefined || job.files.some((file) => file.storedAt === undefined)) {
+      throw new InvalidTransitionError(job.jobId, job.status, 'stored (files left to copy)');
+    }
+    return {
+      status: 'stored',
+      document: withoutLinks(job.document),
+      leaseOwner: undefined,
+      leaseUntil: undefined,
+      lastError: undefined,
+    };
+  },
+  /**
+   * An attempt failed but the job goes on: back to `queued` (or `created`, keeping the checkpoint), held by
+   * `owner` (a message sent to carry it on) or by nobody, until `leaseUntil`.
+   */
+  release(
+    job: JobRecord,
+    options: { lastError: JobError; leaseUntil: number; owner?: string; outage?: boolean },
+  ): JobChanges {
+    expect(job, 'release', openStatuses);
+    return {
+      status: job.document === undefined ? 'queued' : 'created',
+      leaseOwner: options.owner,
+      leaseUntil: options.leaseUntil,
+      lastError: options.lastError,
+      ...(options.outage === true ? { outageRetries: (job.outageRetries ?? 0) + 1 } : {}),
+    };
+  },
+  /** The job fails for good, with its reason; the sealed links go. */
+  fail(job: JobRecord, error: JobError, lastError?: JobError): JobChanges {
+    expect(job, 'fail', openStatuses);
+    return {
+      status: 'failed',
+      error,
+      lastError,
+      leaseOwner: undefined,
+      leaseUntil: undefined,
+      ...(job.document === undefined ? {} : { document: withoutLinks(job.document) }),
+    };
+  },
+  /** The reconciler sends a stranded job's message again: nobody holds it, and its lease runs anew. */
+  resend(job: JobRecord, leaseUntil: number): JobChanges {
+    expect(job, 'resend', openStatuses);
+    return { leaseOwner: undefined, leaseUntil };
+  },
+  /**
+   * A final job runs again (replay, DLQ redrive): from its checkpoint (`created`, when `resumeCopy`), or from
+   * the start when `fresh` (document and files dropped). The error is kept as `lastError`.
+   */
+  replay(job: JobRecord, options: { fresh: boolean; resumeCopy: boolean; leaseUntil: number }): JobChanges {
+    expect(job, 'replay', ['failed', 'stored']);
+    return {
+      status: !options.fresh && options.resumeCopy ? 'created' : 'queued',
+      error: undefined,
+      lastError: job.error ?? job.lastError,
+      leaseOwner: undefined,
+      leaseUntil: options.leaseUntil,
+      ...(options.fresh ? { document: undefined, files: [] } : {}),
+    };
+  },
+} as const;
+
+/** Applies changes to a record as the repository writes them (version bumped; `undefined` removes). */
+export function applyChanges(job: JobRecord, changes: JobChanges, updatedAt: string): JobRecord {
+  const next: Record<string, unknown> = { ...job, ...changes, version: job.version + 1, updatedAt };
+  for (const [name, value] of Object.entries(changes)) if (value === undefined) delete next[name];
+  return next as unknown as JobRecord;
+}

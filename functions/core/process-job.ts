@@ -1,46 +1,42 @@
 /**
  * Processing one job, the worker's domain. A job is claimed with a lease (so a duplicate message cannot make
  * a second document while the first worker lives), mapped, generated, checkpointed (`created`, links sealed),
- * then each file is streamed into S3 and checkpointed in turn. A retry resumes from the last checkpoint; an
- * expired link makes the job ask for a new document, since the service keeps no file past its link.
+ * then each file is streamed into the document store and checkpointed in turn. A retry resumes from the last
+ * checkpoint; an expired link makes the job ask for a new document, since the service keeps no file past its
+ * link. Every state change is a transition of job.ts; what a failure means is decided by retry-policy.ts.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { S3Client } from '@aws-sdk/client-s3';
-import type { JobStore } from '../adapters/dynamodb/job-table';
-import type { EventPublisher } from '../adapters/eventbridge/event-publisher';
-import type { SecretSource } from '../adapters/local/file-secret-source';
-import { copyToS3 } from '../adapters/s3/copy-file';
-import { DocrelayError, isRetryable } from '../commons/errors';
 import { openJson, sealJson } from '../commons/seal';
 import { findRule, type LoadedConfig } from '../config/compile';
-import type { DocgenClient } from '../docgen/client';
-import {
-  DocgenLinkExpiredError,
-  DocgenNetworkError,
-  DocgenRateLimitedError,
-  DocgenTimeoutError,
-  DocgenUnavailableError,
-} from '../docgen/errors';
+import { DocgenLinkExpiredError } from '../docgen/errors';
 import type { DocumentFile } from '../docgen/types';
-import { mapRule, type TemplateSource } from '../mapping/mapper';
-import { JobConflictError } from './errors';
-import type { JobDocument, JobFile, JobRecord } from './job';
-import { isFinal } from './job';
+import { mapRule } from '../mapping/mapper';
+import type { DocumentService, TemplateSource } from '../ports/document-service';
+import type { DocumentStore } from '../ports/document-store';
+import type { EventPublisher } from '../ports/event-publisher';
+import type { JobRepository } from '../ports/job-repository';
+import type { SecretSource } from '../ports/secret-source';
+import {
+  AttemptsExhaustedError,
+  DeliveryMissingError,
+  JobConflictError,
+  LinksExpiringError,
+  RuleRemovedError,
+} from './errors';
+import { isFinal, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
+import { holdLease, type Log } from './lease';
 import { openPayload } from './payload';
+import { decideRetry, describeFailure, type FailureReason } from './retry-policy';
 import { renderKey } from './storage-key';
-import { DeliveryMissingError, LinksExpiringError, RuleRemovedError } from './worker-errors';
 
-/** Structured logging: Powertools' Logger, or anything with its four methods. */
-export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+export type { Log } from './lease';
 
 /** What processing a job needs. */
 export interface WorkerDeps {
   readonly config: LoadedConfig;
-  readonly jobs: JobStore;
-  readonly docgen: DocgenClient;
+  readonly jobs: JobRepository;
+  readonly docgen: DocumentService;
   readonly templates: TemplateSource;
-  readonly s3: S3Client;
-  readonly bucket: string;
+  readonly store: DocumentStore;
   readonly events: EventPublisher;
   readonly secrets: SecretSource;
   readonly sealingSecretName: string;
@@ -51,8 +47,6 @@ export interface WorkerDeps {
   readonly linkLifetimeMs?: number;
   /** Receives of a message before the queue moves it to the dead-letter queue. */
   readonly maxReceiveCount: number;
-  /** Multipart part size for the copy. */
-  readonly partSize?: number;
   /** Base of the exponential backoff between attempts, in seconds. @default 5 */
   readonly retryBaseSeconds?: number;
   /**
@@ -74,7 +68,7 @@ export type JobOutcome =
   | {
       readonly kind: 'retry' | 'requeued';
       readonly delaySeconds: number;
-      readonly error: { code: string; message: string };
+      readonly error: FailureReason;
     };
 
 /** The message being processed: its id (the lease owner) and how often it was received. */
@@ -90,8 +84,12 @@ export interface Receipt {
 const DEFAULT_LINK_LIFETIME_MS = 55 * 60_000;
 const DEFAULT_RETRY_BASE_SECONDS = 5;
 const DEFAULT_OUTAGE_BUDGET_MS = 24 * 3_600_000;
+const DEFAULT_MAX_ATTEMPTS = 10;
 /** Regenerations of a document within one attempt when links keep expiring. */
 const MAX_REGENERATIONS_PER_ATTEMPT = 2;
+
+/** A job error as log fields: `message` is a key Powertools' Logger reserves (and would drop). */
+const logFields = (error: FailureReason) => ({ code: error.code, reason: error.message });
 
 /** Processes one job message. Never throws for a job's own failure: it returns the outcome. */
 export async function processJob(deps: WorkerDeps, jobId: string, receipt: Receipt): Promise<JobOutcome> {
@@ -109,22 +107,21 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
     deps.log.info('duplicate message for a job another worker holds; dropped', { jobId });
     return { kind: 'skipped', job };
   }
+  const maxAttempts = deps.config.config.jobs?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (job.attempts - (job.outageRetries ?? 0) >= maxAttempts) {
+    // Every earlier attempt ended without settling (its worker died, timed out or ran out of memory) or
+    // failed: starting another would only repeat that, with a new dead-letter message each time.
+    return failJob(deps, job, describeFailure(new AttemptsExhaustedError(job.attempts)));
+  }
   try {
-    job = await deps.jobs.updateJob(job, {
-      status: job.status === 'created' ? 'created' : 'processing',
-      attempts: job.attempts + 1,
-      leaseOwner: receipt.messageId,
-      leaseUntil: now() + deps.leaseMs,
-    });
+    job = await deps.jobs.updateJob(job, transitions.claim(job, receipt.messageId, now() + deps.leaseMs));
   } catch (error) {
     if (error instanceof JobConflictError) {
-      return { kind: 'retry', delaySeconds: 1, error: { code: error.code, message: error.message } };
+      return { kind: 'retry', delaySeconds: 1, error: describeFailure(error) };
     }
     throw error;
   }
-  // An attempt may outlast the lease (a slow generation, a large file): while it runs, it keeps its lease and
-  // its message, so neither the queue nor the reconciler hands the job to a second worker meanwhile.
-  const heartbeat = holdLease(deps, job.jobId, receipt);
+  const heartbeat = holdLease(deps, job.jobId, receipt.messageId, receipt.extendVisibility);
   try {
     job = await runClaimedJob(deps, job);
   } catch (error) {
@@ -137,33 +134,6 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
   return { kind: 'stored', job };
 }
 
-/** Renews the job's lease and the message's visibility every third of the lease until stopped. */
-function holdLease(deps: WorkerDeps, jobId: string, receipt: Receipt): { stop(): Promise<void> } {
-  const now = deps.now ?? Date.now;
-  let beat: Promise<void> = Promise.resolve();
-  const renew = async (): Promise<void> => {
-    try {
-      if (!(await deps.jobs.renewLease(jobId, receipt.messageId, now() + deps.leaseMs))) return;
-      await receipt.extendVisibility?.(Math.ceil(deps.leaseMs / 1000));
-    } catch (error) {
-      deps.log.warn('could not renew the lease', { jobId, ...logFields(describe(error)) });
-    }
-  };
-  const timer = setInterval(
-    () => {
-      beat = beat.then(renew);
-    },
-    Math.max(1000, Math.floor(deps.leaseMs / 3)),
-  );
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await beat;
-    },
-  };
-}
-
 async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobRecord> {
   const now = deps.now ?? Date.now;
   let job = claimed;
@@ -171,9 +141,8 @@ async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobR
   for (let generation = 0; ; generation += 1) {
     let links = liveLinks(job, sealingSecret, now());
     if (links === undefined) {
-      if (generation > MAX_REGENERATIONS_PER_ATTEMPT) {
-        throw new LinksExpiringError();
-      }
+      if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
+      if (job.status === 'created') job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
       ({ job, links } = await generateDocument(deps, job, sealingSecret));
     }
     try {
@@ -187,17 +156,10 @@ async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobR
       deps.log.warn('download link expired before the copy finished; asking for a new document', {
         jobId: job.jobId,
       });
-      job = await deps.jobs.updateJob(job, { document: undefined, files: [], status: 'processing' });
+      job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
     }
   }
-  const { sealedLinks: _dropped, ...document } = job.document as JobDocument;
-  return deps.jobs.updateJob(job, {
-    status: 'stored',
-    document,
-    leaseOwner: undefined,
-    leaseUntil: undefined,
-    lastError: undefined,
-  });
+  return deps.jobs.updateJob(job, transitions.stored(job));
 }
 
 /** The checkpointed links, when the document exists, its links should still live, and the seal opens. */
@@ -224,9 +186,7 @@ async function generateDocument(
   const rule = findRule(deps.config, job.integration, job.rule);
   if (rule === undefined) throw new RuleRemovedError(job.integration, job.rule);
   const delivery = await deps.jobs.getDelivery(job.integration, job.deliveryId);
-  if (delivery === undefined) {
-    throw new DeliveryMissingError(job.deliveryId);
-  }
+  if (delivery === undefined) throw new DeliveryMissingError(job.deliveryId);
   const payload = openPayload(delivery.sealedPayload, sealingSecret, job.integration, job.deliveryId);
   const template = await deps.templates.getTemplate(job.templateId);
   const mapped = await mapRule(
@@ -256,14 +216,10 @@ async function generateDocument(
     linksExpireAt: new Date(createdAt + (deps.linkLifetimeMs ?? DEFAULT_LINK_LIFETIME_MS)).toISOString(),
     sealedLinks: sealJson(links, sealingSecret, `links:${job.jobId}`),
   };
-  const updated = await deps.jobs.updateJob(job, {
-    status: 'created',
-    documentsRequested: job.documentsRequested + 1,
-    document,
-    files: created.files.map(toJobFile),
-    ...(mapped.templateFileId === undefined ? {} : { templateFileId: mapped.templateFileId }),
-    leaseUntil: now() + deps.leaseMs,
-  });
+  const updated = await deps.jobs.updateJob(
+    job,
+    transitions.created(job, document, created.files.map(toJobFile), now() + deps.leaseMs),
+  );
   deps.log.info('document created', {
     jobId: job.jobId,
     documentId: created.id,
@@ -279,7 +235,7 @@ const toJobFile = (file: DocumentFile): JobFile => ({
   size: file.size,
 });
 
-/** Streams one file from its download link into S3 and checkpoints it. */
+/** Streams one file from its download link into the document store and checkpoints it. */
 async function storeFile(
   deps: WorkerDeps,
   job: JobRecord,
@@ -301,9 +257,7 @@ async function storeFile(
     at: new Date(job.receivedAt),
   });
   const download = await deps.docgen.download(links[file.fileId] as string);
-  const result = await copyToS3({
-    s3: deps.s3,
-    bucket: deps.bucket,
+  const result = await deps.store.put({
     key,
     body: download.body,
     ...(download.contentLength === undefined ? {} : { contentLength: download.contentLength }),
@@ -320,7 +274,6 @@ async function storeFile(
       'docrelay-file': file.fileId,
       'docrelay-filename': encodeURIComponent(file.filename),
     },
-    ...(deps.partSize === undefined ? {} : { partSize: deps.partSize }),
   });
   if (download.contentLength !== undefined && file.size !== result.size) {
     deps.log.warn('the service announced a size other than the bytes downloaded', {
@@ -332,20 +285,17 @@ async function storeFile(
   }
   const stored: JobFile = {
     ...file,
-    bucket: deps.bucket,
-    key,
+    bucket: result.bucket,
+    key: result.key,
     sha256: result.sha256,
     storedSize: result.size,
     storedAt: new Date(now()).toISOString(),
   };
   deps.log.info('file stored', { jobId: job.jobId, key, size: result.size });
-  return deps.jobs.updateJob(job, {
-    files: job.files.map((f) => (f.fileId === file.fileId ? stored : f)),
-    leaseUntil: now() + deps.leaseMs,
-  });
+  return deps.jobs.updateJob(job, transitions.fileStored(job, stored, now() + deps.leaseMs));
 }
 
-/** Decides what a failed attempt means: retry later (released, deferred) or fail the job for good. */
+/** Decides what a failed attempt means (retry-policy.ts) and records it: released, requeued or failed. */
 async function settleFailure(
   deps: WorkerDeps,
   job: JobRecord,
@@ -353,32 +303,36 @@ async function settleFailure(
   receipt: Receipt,
 ): Promise<JobOutcome> {
   const now = deps.now ?? Date.now;
-  const reason = describe(error);
   const current = (await deps.jobs.getJob(job.jobId)) ?? job;
   if (isFinal(current.status)) return { kind: 'skipped', job: current };
-  const retryable = isRetryable(error) || !(error instanceof DocrelayError);
-  // Failures so far: the receive count, or the job's attempts when they are more (a requeued message starts
-  // its count over), so the backoff keeps growing through a long outage instead of starting again.
-  const failures = Math.max(receipt.receiveCount, current.attempts);
-  if (
-    retryable &&
-    receipt.receiveCount >= deps.maxReceiveCount &&
-    receipt.requeue !== undefined &&
-    isServiceOutage(error) &&
-    now() - Date.parse(current.receivedAt) < (deps.outageBudgetMs ?? DEFAULT_OUTAGE_BUDGET_MS)
-  ) {
+  const decision = decideRetry({
+    error,
+    receiveCount: receipt.receiveCount,
+    maxReceiveCount: deps.maxReceiveCount,
+    attempts: current.attempts,
+    receivedAtMs: Date.parse(current.receivedAt),
+    nowMs: now(),
+    outageBudgetMs: deps.outageBudgetMs ?? DEFAULT_OUTAGE_BUDGET_MS,
+    canRequeue: receipt.requeue !== undefined,
+    retryBaseSeconds: deps.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS,
+    random: (deps.random ?? Math.random)(),
+  });
+  if (decision.kind === 'requeue' && receipt.requeue !== undefined) {
     // The queue allows no more receives of this message, but the service being unavailable says nothing
     // about the job: a new message waits out the outage. It is the job's lease owner until it runs, so this
     // message, should it come back (its delete failed), is dropped rather than doubling the job's messages.
-    const delaySeconds = backoffSeconds(deps, error, failures);
+    const { delaySeconds, reason } = decision;
     try {
       const messageId = await receipt.requeue(delaySeconds);
-      await deps.jobs.updateJob(current, {
-        status: current.document === undefined ? 'queued' : 'created',
-        leaseOwner: messageId,
-        leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
-        lastError: reason,
-      });
+      await deps.jobs.updateJob(
+        current,
+        transitions.release(current, {
+          owner: messageId,
+          leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
+          lastError: reason,
+          outage: true,
+        }),
+      );
       deps.log.warn('job attempt failed while the service is unavailable; sent again', {
         jobId: job.jobId,
         ...logFields(reason),
@@ -390,78 +344,43 @@ async function settleFailure(
       // reconciler resends the job if the queue dead-letters it meanwhile).
       deps.log.warn('could not send the job again', {
         jobId: job.jobId,
-        ...logFields(describe(requeueError)),
+        ...logFields(describeFailure(requeueError)),
       });
       return { kind: 'retry', delaySeconds, error: reason };
     }
   }
-  if (retryable && receipt.receiveCount < deps.maxReceiveCount) {
-    const delaySeconds = backoffSeconds(deps, error, failures);
+  if (decision.kind === 'retry' || decision.kind === 'requeue') {
+    const { delaySeconds, reason } = decision;
     await deps.jobs
-      .updateJob(current, {
-        status: current.document === undefined ? 'queued' : 'created',
-        leaseOwner: undefined,
-        leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
-        lastError: reason,
-      })
+      .updateJob(
+        current,
+        transitions.release(current, {
+          leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
+          lastError: reason,
+          outage: decision.kind === 'retry' && decision.outage,
+        }),
+      )
       .catch((e: unknown) =>
-        deps.log.warn('could not release the job', { jobId: job.jobId, error: describe(e) }),
+        deps.log.warn('could not release the job', { jobId: job.jobId, ...logFields(describeFailure(e)) }),
       );
     deps.log.warn('job attempt failed; will retry', { jobId: job.jobId, ...logFields(reason), delaySeconds });
     return { kind: 'retry', delaySeconds, error: reason };
   }
-  const final = retryable
-    ? {
-        code: 'RETRIES_EXHAUSTED',
-        message: `gave up after ${receipt.receiveCount} attempts: ${reason.message}`,
-      }
-    : reason;
-  const failed = await deps.jobs.updateJob(current, {
-    status: 'failed',
-    error: final,
-    lastError: retryable ? reason : undefined,
-    leaseOwner: undefined,
-    leaseUntil: undefined,
-    ...(current.document === undefined ? {} : { document: withoutLinks(current.document) }),
-  });
-  deps.log.error('job failed', { jobId: job.jobId, ...logFields(final) });
+  return failJob(deps, current, decision.error, decision.lastError);
+}
+
+/** Fails the job for good and publishes `Document Failed`. */
+async function failJob(
+  deps: WorkerDeps,
+  job: JobRecord,
+  error: FailureReason,
+  lastError?: FailureReason,
+): Promise<JobOutcome> {
+  const failed = await deps.jobs.updateJob(job, transitions.fail(job, error, lastError));
+  deps.log.error('job failed', { jobId: job.jobId, ...logFields(error) });
   await publish(deps, 'Document Failed', failed);
   return { kind: 'failed', job: failed };
 }
-
-const withoutLinks = (document: JobDocument): JobDocument => {
-  const { sealedLinks: _dropped, ...rest } = document;
-  return rest;
-};
-
-/** The service is unavailable or limiting us (not a fault of the job): 429, 5xx, a timeout, the network. */
-const isServiceOutage = (error: unknown): boolean =>
-  error instanceof DocgenRateLimitedError ||
-  error instanceof DocgenUnavailableError ||
-  error instanceof DocgenTimeoutError ||
-  error instanceof DocgenNetworkError;
-
-/** Exponential backoff with full jitter, at least what a rate limit asked for, at most 15 minutes. */
-function backoffSeconds(deps: WorkerDeps, error: unknown, failures: number): number {
-  const random = deps.random ?? Math.random;
-  const base = deps.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
-  const ceiling = Math.min(900, base * 2 ** Math.min(30, Math.max(0, failures - 1)));
-  const jittered = Math.ceil(random() * ceiling);
-  const asked =
-    error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined
-      ? error.retryAfterMs / 1000
-      : 0;
-  return Math.min(900, Math.max(1, jittered, Math.ceil(asked)));
-}
-
-/** A job error as it may be recorded: code and message, never a secret (messages are built without them). */
-function describe(error: unknown): { code: string; message: string } {
-  if (error instanceof DocrelayError) return { code: error.code, message: error.message.slice(0, 1000) };
-  return { code: 'INTERNAL', message: 'unexpected error (see the worker logs)' };
-}
-
-/** A job error as log fields: `message` is a key Powertools' Logger reserves (and would drop). */
-const logFields = (error: { code: string; message: string }) => ({ code: error.code, reason: error.message });
 
 async function publish(
   deps: WorkerDeps,
@@ -486,6 +405,10 @@ async function publish(
     });
   } catch (error) {
     // The job's state is the record of truth; a lost notification must not undo a stored document.
-    deps.log.error('could not publish the event', { jobId: job.jobId, type, error: describe(error) });
+    deps.log.error('could not publish the event', {
+      jobId: job.jobId,
+      type,
+      ...logFields(describeFailure(error)),
+    });
   }
 }

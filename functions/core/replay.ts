@@ -4,9 +4,9 @@
  * lets the reconciler send it should that message be lost, so a reset job is never stranded.
  */
 
-import type { JobStore } from '../adapters/dynamodb/job-table';
 import { DocrelayError } from '../commons/errors';
-import type { JobRecord } from './job';
+import type { JobRepository } from '../ports/job-repository';
+import { type JobRecord, transitions } from './job';
 
 /** How long a replayed job may wait for a worker before the reconciler sends it again (as a new job). */
 export const REPLAY_PICKUP_MS = 15 * 60_000;
@@ -66,21 +66,19 @@ function canResumeCopy(job: JobRecord, nowMs: number): boolean {
  * replayed (see replayRefusal).
  */
 export async function resetJobForReplay(
-  store: JobStore,
+  store: Pick<JobRepository, 'updateJob'>,
   job: JobRecord,
   options: ReplayOptions = {},
 ): Promise<JobRecord> {
   const refusal = replayRefusal(job, options);
   if (refusal !== undefined) throw new ReplayRefusedError(refusal);
   const now = (options.now ?? Date.now)();
-  const fresh = options.fresh === true;
-  const lastError = job.error ?? job.lastError;
-  return store.updateJob(job, {
-    status: !fresh && canResumeCopy(job, now) ? 'created' : 'queued',
-    error: undefined,
-    lastError,
-    leaseOwner: undefined,
-    leaseUntil: now + (options.pickupMs ?? REPLAY_PICKUP_MS),
-    ...(fresh ? { document: undefined, files: [] } : {}),
-  });
+  return store.updateJob(
+    job,
+    transitions.replay(job, {
+      fresh: options.fresh === true,
+      resumeCopy: canResumeCopy(job, now),
+      leaseUntil: now + (options.pickupMs ?? REPLAY_PICKUP_MS),
+    }),
+  );
 }

@@ -1,9 +1,11 @@
 /**
- * Errors to HTTP, in one place: problem+json (RFC 9457) bodies with `type`, `title`, `status`, `detail`.
- * 4xx answers say what is wrong with the request; anything unexpected is a generic 5xx without internals
- * (a retryable failure is a 503 with Retry-After, so a sender tries again later).
+ * Errors to HTTP, in one place, for every Lambda entry point (through problem-middleware.ts) and the local
+ * API server: problem+json (RFC 9457) bodies with `type`, `title`, `status`, `detail`. A refusal says what is
+ * wrong with the request; anything unexpected is a generic 5xx without internals (a retryable failure is a
+ * 503 with Retry-After, so a sender tries again later).
  */
 import { DocrelayError } from '../commons/errors';
+import { DeliveryRefusedError, type RefusalReason } from '../core/errors';
 import { SignatureError } from '../verify/errors';
 
 /** An HTTP answer of the API (the shape API Gateway's HTTP API takes from a Lambda). */
@@ -13,7 +15,7 @@ export interface HttpResponse {
   body: string;
 }
 
-/** A client error with its problem+json fields. `detail` is safe to show the caller. */
+/** A problem an entry point answers itself (a wrong method, an unknown job): its HTTP fields are its own. */
 export class ProblemError extends DocrelayError {
   constructor(
     readonly status: number,
@@ -57,10 +59,27 @@ export function jsonResponse(
   };
 }
 
+/** Each refusal's status and title; the slug is the reason itself. */
+const REFUSALS: Readonly<Record<RefusalReason, { status: number; title: string }>> = {
+  'unknown-integration': { status: 404, title: 'Unknown integration' },
+  'payload-too-large': { status: 413, title: 'Payload too large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'malformed-body': { status: 400, title: 'Malformed body' },
+  'unprocessable-payload': { status: 400, title: 'Payload cannot be processed' },
+};
+
+/** True when the error is the caller's (a 4xx answer): refused, not failed. */
+export const isClientError = (error: unknown): boolean =>
+  error instanceof ProblemError || error instanceof DeliveryRefusedError || error instanceof SignatureError;
+
 /** Maps any error to its HTTP answer. */
 export function errorResponse(error: unknown): HttpResponse {
   if (error instanceof ProblemError) {
     return problemResponse(error.status, error.slug, error.title, error.detail, error.extraHeaders);
+  }
+  if (error instanceof DeliveryRefusedError) {
+    const { status, title } = REFUSALS[error.reason];
+    return problemResponse(status, error.reason, title, error.message);
   }
   if (error instanceof SignatureError) {
     const slug = error.code === 'TIMESTAMP_STALE' ? 'stale-timestamp' : 'invalid-signature';

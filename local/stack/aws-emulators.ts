@@ -223,7 +223,7 @@ async function ensureTable(ddb: DynamoDBClient): Promise<void> {
             { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
             { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: { ProjectionType: JOB_TABLE.openJobsProjection },
         },
       ],
     }),

@@ -1,6 +1,6 @@
 /**
- * The local stack: docrelay whole on one machine. The same handlers as on AWS, built by the same runtime
- * factory, with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
+ * The local stack: docrelay whole on one machine. The same handlers as on AWS, built by the same dependency
+ * builders (functions/wiring/), with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
  * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
  * poller in place of Lambda's SQS event source, and the reconciler on an interval.
  */
@@ -8,21 +8,26 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import {
-  type EventPublisher,
-  FileEventPublisher,
-} from '../../functions/adapters/eventbridge/event-publisher';
+import { type AwsClients, createAwsClients } from '../../functions/adapters/aws-clients';
+import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { FileEventPublisher } from '../../functions/adapters/local/file-event-publisher';
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
+import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import type { LocalSettings } from '../../functions/commons/env';
 import { createObservability, type LogLevel } from '../../functions/commons/observability';
 import type { LoadedConfig } from '../../functions/config/compile';
 import { loadConfigFile } from '../../functions/config/load';
+import type { IngestDeps } from '../../functions/core/accept-delivery';
 import { reconcile } from '../../functions/core/reconcile';
 import { makeEventIngestHandler } from '../../functions/handlers/event-ingest/make-handler';
 import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
 import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
 import { makeWorkerHandler } from '../../functions/handlers/worker/make-handler';
-import { createRuntime, type Runtime } from '../../functions/wiring/runtime';
+import type { EventPublisher } from '../../functions/ports/event-publisher';
+import { buildIngestDeps } from '../../functions/wiring/ingest';
+import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
+import { buildReconcilerDeps } from '../../functions/wiring/reconciler';
+import { buildWorkerDeps } from '../../functions/wiring/worker';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
@@ -72,7 +77,17 @@ export interface LocalStack {
   /** The embedded service emulator, unless an external service is used. */
   readonly emulator?: EmulatorHandle;
   readonly aws: AwsEmulators;
-  readonly runtime: Runtime;
+  /** The configuration the stack runs. */
+  readonly config: LoadedConfig;
+  /** The AWS SDK clients, pointed at the emulators. */
+  readonly clients: AwsClients;
+  /** The job table, as the handlers use it. */
+  readonly jobs: DynamoJobRepository;
+  /** The jobs queue and the dead-letter queue. */
+  readonly queue: SqsJobQueue;
+  readonly deadLetters: SqsJobQueue;
+  /** What the ingest handlers are built from (tests build more handlers from it). */
+  readonly ingestDeps: IngestDeps;
   /** Starts the worker poller (when started without it, or after stopWorkers). */
   startWorkers(): void;
   /** Stops the worker poller, waiting for the batches in flight (simulates a worker going away). */
@@ -137,33 +152,61 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     stops.push(() => aws.stop());
 
-    const runtime = createRuntime({
+    const clients = createAwsClients({
+      region: aws.region,
+      credentials: LOCAL_CREDENTIALS,
+      endpoints: aws.endpoints,
+    });
+    stops.push(async () => {
+      for (const client of Object.values(clients)) client.destroy();
+    });
+    const tables = { dynamodb: clients.dynamodb, tableName: aws.tableName };
+    const jobs = new DynamoJobRepository(clients.dynamodb, aws.tableName);
+    const queue = new SqsJobQueue(clients.sqs, aws.queueUrl);
+    const deadLetters = new SqsJobQueue(clients.sqs, aws.dlqUrl);
+    const ingestDeps = buildIngestDeps({
       config,
-      aws: { region: aws.region, credentials: LOCAL_CREDENTIALS, endpoints: aws.endpoints },
-      tableName: aws.tableName,
+      secrets,
+      ...tables,
+      sqs: clients.sqs,
+      queueUrl: aws.queueUrl,
+      sealingSecretName: LOCAL_SEALING_SECRET,
+    });
+    const workerDeps = buildWorkerDeps({
+      config,
+      secrets,
+      ...tables,
+      sqs: clients.sqs,
+      s3: clients.s3,
+      events: consoleEvents(join(settings.dataDir, 'events.jsonl'), line),
       queueUrl: aws.queueUrl,
       dlqUrl: aws.dlqUrl,
       bucket: aws.bucket,
-      secrets,
       sealingSecretName: LOCAL_SEALING_SECRET,
-      docgenBaseUrl: docgenUrl,
-      events: { publisher: consoleEvents(join(settings.dataDir, 'events.jsonl'), line) },
       maxReceiveCount,
       leaseMs: visibility * 1000,
+      docgenBaseUrl: docgenUrl,
       ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
-    });
-    stops.push(async () => {
-      for (const client of Object.values(runtime.clients)) client.destroy();
+      ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
     });
 
     const logLevel = options.logLevel ?? 'WARN';
     // EMF metrics are for CloudWatch; printed locally they would drown the console. Powertools reads this
     // setting from the environment only.
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-    const ingest = makeIngestHandler(runtime, createObservability('ingest', { logLevel }));
-    const jobsApi = makeJobsApiHandler(runtime, createObservability('jobs-api', { logLevel }));
-    const eventIngest = makeEventIngestHandler(runtime, createObservability('event-ingest', { logLevel }));
+    const ingest = makeIngestHandler(ingestDeps, createObservability('ingest', { logLevel }));
+    const jobsApi = makeJobsApiHandler(
+      buildJobsApiDeps({ ...tables, s3: clients.s3, bucket: aws.bucket }),
+      createObservability('jobs-api', { logLevel }),
+    );
+    const eventIngest = makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel }));
     const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
+    const reconcilerDeps = buildReconcilerDeps({
+      ...tables,
+      sqs: clients.sqs,
+      queueUrl: aws.queueUrl,
+      leaseMs: visibility * 1000,
+    });
 
     const api = await startApiServer(
       {
@@ -178,7 +221,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const queueArn =
       (
-        await runtime.clients.sqs.send(
+        await clients.sqs.send(
           new GetQueueAttributesCommand({ QueueUrl: aws.queueUrl, AttributeNames: ['QueueArn'] }),
         )
       ).Attributes?.QueueArn ?? 'arn:aws:sqs:us-east-1:000000000000:docrelay-jobs';
@@ -186,16 +229,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const startWorkers = (): void => {
       if (poller !== undefined) return;
       poller = startPoller({
-        sqs: runtime.clients.sqs,
+        sqs: clients.sqs,
         queueUrl: aws.queueUrl,
         queueArn,
         region: aws.region,
         handlerForLane: () => {
-          const worker = makeWorkerHandler(
-            runtime,
-            createObservability('worker', { logLevel }),
-            options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs },
-          );
+          const worker = makeWorkerHandler(workerDeps, createObservability('worker', { logLevel }));
           return (event, context) => worker(event, context) as ReturnType<typeof worker>;
         },
         concurrency: options.concurrency ?? service.maxConcurrency,
@@ -209,11 +248,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     };
     stops.push(stopWorkers);
 
-    const reconcileNow = (before?: number) =>
-      reconcile(
-        { jobs: runtime.jobs, queue: runtime.queue, log: reconcilerLog, leaseMs: visibility * 1000 },
-        before,
-      );
+    const reconcileNow = (before?: number) => reconcile({ ...reconcilerDeps, log: reconcilerLog }, before);
     // The queue emulator keeps messages in memory only: at start-up every open job needs its message again,
     // and every failed job its place in the dead-letter queue (as on AWS, where that queue is durable).
     const resumed = await reconcileNow(Number.MAX_SAFE_INTEGER);
@@ -222,7 +257,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         `resumed ${resumed.jobsResent} open jobs and ${resumed.deliveriesCompleted} deliveries from ${settings.dataDir}`,
       );
     }
-    const parked = await parkFailedJobs(runtime);
+    const parked = await parkFailedJobs(jobs, deadLetters);
     if (parked > 0) line(`parked ${parked} failed jobs in the dead-letter queue again`);
     const interval = setInterval(() => {
       reconcileNow().catch((error: unknown) =>
@@ -253,7 +288,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       docgenUrl,
       ...(emulator === undefined ? {} : { emulator }),
       aws,
-      runtime,
+      config,
+      clients,
+      jobs,
+      queue,
+      deadLetters,
+      ingestDeps,
       startWorkers,
       stopWorkers,
       reconcileNow,
@@ -266,19 +306,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 }
 
 /** Sends every failed job's message to the (new, empty) dead-letter queue with its reason; returns how many. */
-async function parkFailedJobs(runtime: Runtime): Promise<number> {
-  const failed = await runtime.jobs.listFailed();
+async function parkFailedJobs(jobs: DynamoJobRepository, deadLetters: SqsJobQueue): Promise<number> {
+  const failed = await jobs.listFailed();
   const byReason = new Map<string, string[]>();
   for (const job of failed) {
     const reason = job.error?.code ?? 'FAILED';
     byReason.set(reason, [...(byReason.get(reason) ?? []), job.jobId]);
   }
-  for (const [reason, jobIds] of byReason) {
-    await runtime.deadLetters.send(
-      jobIds.map((jobId) => ({ v: 1, jobId })),
-      reason,
-    );
-  }
+  for (const [reason, jobIds] of byReason) await deadLetters.park(jobIds, reason);
   return failed.length;
 }
 

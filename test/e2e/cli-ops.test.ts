@@ -54,7 +54,7 @@ async function cli(argv: string[], env: Record<string, string> = {}) {
 async function waitForStatus(jobId: string, statuses: JobRecord['status'][], timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const job = await stack.runtime.jobs.getJob(jobId);
+    const job = await stack.jobs.getJob(jobId);
     if (job !== undefined && statuses.includes(job.status)) return job;
     if (Date.now() > deadline)
       throw new Error(`job ${jobId} is ${job?.status ?? 'missing'}, not ${statuses.join('|')}`);
@@ -289,7 +289,7 @@ describe('failed jobs: jobs show, dlq list, dlq redrive, replay', () => {
       oneLine(refused.stderr);
       expect(refused.stderr).toMatch(new RegExp(`job ${jobId} is queued: it is still in progress`));
 
-      await stack.runtime.deadLetters.sendRaw('not a job message', 'INVALID_JOB_MESSAGE');
+      await stack.deadLetters.parkRaw('not a job message', 'INVALID_JOB_MESSAGE');
       const listed = await cli(['dlq', 'list']);
       expect(listed.stdout).toMatch(
         /^\(invalid message\) {2}message \S+ {2}reason INVALID_JOB_MESSAGE {2}the queue message is not a job message: not JSON$/m,
@@ -364,7 +364,7 @@ describe('a deployed stack, through the variables the Lambdas read', () => {
     ]);
 
     // An invalid message stays: redrive cannot hand the whole queue to an SQS move task, so it moves each one.
-    await stack.runtime.deadLetters.sendRaw('{"v":2}', 'INVALID_JOB_MESSAGE');
+    await stack.deadLetters.parkRaw('{"v":2}', 'INVALID_JOB_MESSAGE');
     const redriven = await cli(['dlq', 'redrive'], awsTarget());
     expect(redriven).toMatchObject({ code: 0, stderr: '' });
     expect(redriven.stdout).toMatch(/^redriven 1, skipped 0 \(job already stored\), left 1\n$/m);
@@ -388,7 +388,7 @@ describe('a deployed stack, through the variables the Lambdas read', () => {
       /^docrelay dlq: SQS did not start the move task \(.+\); 1 failed job\(s\) were reset/,
     );
     // The job was reset before the move task was asked for, and its message is still in the DLQ...
-    expect((await stack.runtime.jobs.getJob(jobId))?.status).toBe('queued');
+    expect((await stack.jobs.getJob(jobId))?.status).toBe('queued');
     expect((await dlqEntries()).map((e) => e.jobId)).toEqual([jobId]);
     // ...so redriving it message by message (as locally) still works.
     expect((await cli(['dlq', 'redrive'])).stdout).toMatch(/^redriven 1, skipped 0/m);
@@ -399,7 +399,7 @@ describe('a deployed stack, through the variables the Lambdas read', () => {
 
 /** Deletes the DLQ's messages that are not job messages (test set-up). */
 async function purgeInvalid(): Promise<void> {
-  const sqs = stack.runtime.clients.sqs;
+  const sqs = stack.clients.sqs;
   for (let round = 0; round < 10; round += 1) {
     const received = await sqs.send(
       new ReceiveMessageCommand({

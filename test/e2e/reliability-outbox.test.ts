@@ -5,9 +5,8 @@
  * queued, the reconciler completes what nobody retries, and a restarted stack resends what was open.
  */
 import { randomUUID } from 'node:crypto';
-import { JobStore } from '../../functions/adapters/dynamodb/job-table';
-import { newJobRecord } from '../../functions/core/accept-delivery';
-import type { DeliveryRecord } from '../../functions/core/job';
+import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { type DeliveryRecord, newJobRecord } from '../../functions/core/job';
 import { sealPayload } from '../../functions/core/payload';
 import { LOCAL_SEALING_SECRET } from '../../local/stack/local-stack';
 import {
@@ -28,14 +27,14 @@ const GRACE_MS = 1_000;
 
 /**
  * What an ingest that died right after writing the delivery (and, with `withJobs`, its job records) leaves
- * behind: the records, no message. Written through a JobStore with a short grace period.
+ * behind: the records, no message. Written through a DynamoJobRepository with a short grace period.
  */
 async function crashAfterRecording(
   t: TestStack,
   title: string,
   options: { withJobs: boolean },
 ): Promise<{ deliveryId: string; jobId: string }> {
-  const store = new JobStore(t.stack.runtime.clients.dynamodb, t.stack.aws.tableName, {
+  const store = new DynamoJobRepository(t.stack.clients.dynamodb, t.stack.aws.tableName, {
     enqueueGraceMs: GRACE_MS,
   });
   const deliveryId = `crash-${randomUUID()}`;
@@ -73,7 +72,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
   });
 
   it('answers 503 when the queue is down, and the sender’s retry queues the jobs instead of an empty duplicate', async () => {
-    const outage = queueOutageSwitch(t.stack.runtime.clients.sqs);
+    const outage = queueOutageSwitch(t.stack.clients.sqs);
     outage.down = true;
     const webhookId = `msg_${randomUUID()}`;
     const body = Buffer.from(JSON.stringify({ type: 'note.created', data: { title: 'Queue down' } }));
@@ -91,7 +90,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     });
     expect(outage.refused).toBeGreaterThan(0);
     // The delivery is recorded (the outbox) but not marked enqueued; its job exists, and nothing is queued.
-    const recorded = await t.stack.runtime.jobs.getDelivery('internal-notes', webhookId);
+    const recorded = await t.stack.jobs.getDelivery('internal-notes', webhookId);
     expect(recorded?.enqueuedAt).toBeUndefined();
     expect(recorded?.jobs).toHaveLength(1);
     const jobId = recorded?.jobs[0]?.jobId as string;
@@ -106,7 +105,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     expect(retried.body).toEqual({ deliveryId: webhookId, jobs: [{ jobId, rule: 'note' }], duplicate: true });
     const [job] = await waitForFinal(t, [jobId], 30_000);
     expect(job?.status).toBe('stored');
-    expect((await t.stack.runtime.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
+    expect((await t.stack.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
     await waitForQueueDrained(t, 20_000);
     expect(t.emulator.stats().documentsCreated).toBe(1);
     expect(await storedProblems(t, t.emulator.stats(), [job as NonNullable<typeof job>])).toEqual([]);
@@ -139,7 +138,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
   });
 
   it('completes a delivery the sender never retried after its 503, through the reconciler', async () => {
-    const outage = queueOutageSwitch(t.stack.runtime.clients.sqs);
+    const outage = queueOutageSwitch(t.stack.clients.sqs);
     outage.down = true;
     const webhookId = `msg_${randomUUID()}`;
     const refused = await postNote(t, { title: 'Never retried' }, webhookId);
@@ -150,8 +149,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     const pass = await t.stack.reconcileNow(Date.now() + 61_000);
 
     expect(pass.deliveriesCompleted).toBe(1);
-    const jobId = (await t.stack.runtime.jobs.getDelivery('internal-notes', webhookId))?.jobs[0]
-      ?.jobId as string;
+    const jobId = (await t.stack.jobs.getDelivery('internal-notes', webhookId))?.jobs[0]?.jobId as string;
     const [job] = await waitForFinal(t, [jobId], 30_000);
     expect(job?.status).toBe('stored');
     await waitForQueueDrained(t, 20_000);

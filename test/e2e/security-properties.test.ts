@@ -36,7 +36,7 @@ let ingest: ReturnType<typeof makeIngestHandler>;
 beforeAll(async () => {
   t = await startSecurityStack({ startWorkers: false });
   const quiet = (): void => undefined;
-  ingest = makeIngestHandler(t.stack.runtime, {
+  ingest = makeIngestHandler(t.stack.ingestDeps, {
     ...createObservability('ingest', { logLevel: 'SILENT' }),
     // Metrics are disabled locally; keep its "no metrics to publish" warning off the test output.
     metrics: new Metrics({

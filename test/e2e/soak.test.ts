@@ -244,7 +244,7 @@ describe('soak', () => {
     // What is in S3 is the service's bytes, one object per stored file, nothing more.
     expect(await storedProblems(t, stats, stored)).toEqual([]);
     // Nothing open, nothing queued, and the dead-letter queue holds the poison, each once.
-    expect(await t.stack.runtime.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({
+    expect(await t.stack.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({
       deliveries: [],
       jobs: [],
     });

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Context } from 'aws-lambda';
 import { build } from 'esbuild';
-import type { SecretSource } from '../../functions/adapters/local/file-secret-source';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { loadConfigFileSync } from '../../functions/config/load';
+import type { SecretSource } from '../../functions/ports/secret-source';
 import {
   BUNDLED_CONFIG_FILE,
   type DocRelayFunctionName,
@@ -164,57 +164,78 @@ async function invokeBundle(dir: string, event: unknown): Promise<Outcome> {
   return JSON.parse(line.slice('@@OUTCOME@@'.length)) as Outcome;
 }
 
-/** The same handler, unbundled, built by its factory with a runtime from the same settings. */
+/** The same handler, unbundled, built by its factory with dependencies from the same settings. */
 async function invokeSource(fn: DocRelayFunctionName, event: unknown): Promise<Outcome> {
-  const { createRuntime } = await import('../../functions/wiring/runtime');
+  const { createAwsClients } = await import('../../functions/adapters/aws-clients');
   const { createObservability } = await import('../../functions/commons/observability');
   const secrets: SecretSource = {
     get: (name) => Promise.reject(new Error(`the smoke events need no secret, yet ${name} was read`)),
     refresh: () => undefined,
   };
-  const runtime = createRuntime({
-    config: loadConfigFileSync(FIXTURE_CONFIG),
-    aws: {
-      region: 'eu-west-1',
-      credentials: { accessKeyId: 'AKIDSMOKETEST', secretAccessKey: 'smoke-test-secret' },
-      endpoints: { s3: 'http://127.0.0.1:9', sqs: 'http://127.0.0.1:9', dynamodb: 'http://127.0.0.1:9' },
-    },
-    tableName: SETTINGS.tableName,
-    queueUrl: SETTINGS.queueUrl,
-    dlqUrl: SETTINGS.dlqUrl,
-    bucket: SETTINGS.bucket,
-    secrets,
-    sealingSecretName: SETTINGS.sealingSecretName,
-    events: {},
-    maxReceiveCount: SETTINGS.maxReceiveCount,
-    leaseMs: SETTINGS.leaseSeconds * 1000,
+  const config = loadConfigFileSync(FIXTURE_CONFIG);
+  const clients = createAwsClients({
+    region: 'eu-west-1',
+    credentials: { accessKeyId: 'AKIDSMOKETEST', secretAccessKey: 'smoke-test-secret' },
+    endpoints: { s3: 'http://127.0.0.1:9', sqs: 'http://127.0.0.1:9', dynamodb: 'http://127.0.0.1:9' },
   });
+  const tables = { dynamodb: clients.dynamodb, tableName: SETTINGS.tableName };
+  const ingestDeps = async () =>
+    (await import('../../functions/wiring/ingest')).buildIngestDeps({
+      config,
+      secrets,
+      ...tables,
+      sqs: clients.sqs,
+      queueUrl: SETTINGS.queueUrl,
+      sealingSecretName: SETTINGS.sealingSecretName,
+    });
   const observability = createObservability(fn);
   const handler = await (async () => {
     switch (fn) {
       case 'ingest':
         return (await import('../../functions/handlers/ingest/make-handler')).makeIngestHandler(
-          runtime,
+          await ingestDeps(),
           observability,
         );
       case 'jobs-api':
         return (await import('../../functions/handlers/jobs-api/make-handler')).makeJobsApiHandler(
-          runtime,
+          (await import('../../functions/wiring/jobs-api')).buildJobsApiDeps({
+            ...tables,
+            s3: clients.s3,
+            bucket: SETTINGS.bucket,
+          }),
           observability,
         );
       case 'event-ingest':
         return (await import('../../functions/handlers/event-ingest/make-handler')).makeEventIngestHandler(
-          runtime,
+          await ingestDeps(),
           observability,
         );
       case 'worker':
         return (await import('../../functions/handlers/worker/make-handler')).makeWorkerHandler(
-          runtime,
+          (await import('../../functions/wiring/worker')).buildWorkerDeps({
+            config,
+            secrets,
+            ...tables,
+            sqs: clients.sqs,
+            s3: clients.s3,
+            eventBridge: clients.eventBridge,
+            queueUrl: SETTINGS.queueUrl,
+            dlqUrl: SETTINGS.dlqUrl,
+            bucket: SETTINGS.bucket,
+            sealingSecretName: SETTINGS.sealingSecretName,
+            maxReceiveCount: SETTINGS.maxReceiveCount,
+            leaseMs: SETTINGS.leaseSeconds * 1000,
+          }),
           observability,
         );
       case 'reconciler':
         return (await import('../../functions/handlers/reconciler/make-handler')).makeReconcilerHandler(
-          runtime,
+          (await import('../../functions/wiring/reconciler')).buildReconcilerDeps({
+            ...tables,
+            sqs: clients.sqs,
+            queueUrl: SETTINGS.queueUrl,
+            leaseMs: SETTINGS.leaseSeconds * 1000,
+          }),
           observability,
         );
     }

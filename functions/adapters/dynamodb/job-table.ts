@@ -1,13 +1,14 @@
 /**
- * The job table (DynamoDB): deliveries (the dedupe keys) and jobs, one item each, keyed by `pk`.
+ * The job repository on DynamoDB: deliveries (the dedupe keys) and jobs, one item each, keyed by `pk`.
  *
  * A delivery is written first, conditionally, and is the outbox: it lists its jobs and holds the sealed
- * payload, and it sits in the `open-jobs` index until every job message was sent. Job records are then
+ * payload, and it sits in the open-jobs index until every job message was sent. Job records are then
  * written idempotently from it. A crash anywhere in between leaves an open delivery that the sender's retry
  * or the reconciler completes; no transaction is needed (and DynamoDB emulators lack them).
  *
- * Open items carry `openPk = "open"` and `leaseUntil` (epoch ms by which they should have moved on); the
- * sparse index lists them for the reconciler. Final jobs drop both and expire through the table's TTL.
+ * Open items carry `openPk = "open#<shard>"` (a hash of `pk` picks one of JOB_TABLE.openShards) and
+ * `leaseUntil` (epoch ms by which they should have moved on); the sparse index, which projects keys only,
+ * lists them for the reconciler, one shard after another. Final jobs drop both and expire through the TTL.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -21,8 +22,10 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { JOB_TABLE } from '../../config/table-contract';
-import { JobConflictError, JobStoreError } from '../../core/errors';
-import { type DeliveryRecord, isFinal, type JobRecord } from '../../core/job';
+import { JobConflictError } from '../../core/errors';
+import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
+import type { CreateDeliveryResult, JobRepository, StrandedItems } from '../../ports/job-repository';
+import { JobStoreError } from './errors';
 
 /** Name of the sparse index of open deliveries and jobs, sorted by lease expiry. */
 export const OPEN_JOBS_INDEX = JOB_TABLE.openJobsIndex;
@@ -37,13 +40,18 @@ export interface JobStoreOptions {
   readonly now?: () => number;
 }
 
-/** Result of recording a delivery: new, or one already seen. */
-export type CreateDeliveryResult = { created: true } | { created: false; existing: DeliveryRecord };
+/** The index partitions open items are written to, and the one items written before sharding carry. */
+const OPEN_SHARDS = Array.from({ length: JOB_TABLE.openShards }, (_, i) => `open#${i}`);
+const LEGACY_OPEN_PARTITION = 'open';
 
-/** What the open index lists: deliveries whose messages may not all be sent, and jobs whose lease ran out. */
-export interface StrandedItems {
-  deliveries: DeliveryRecord[];
-  jobs: JobRecord[];
+/** The open-index partition of an item: stable for its key, spread evenly (FNV-1a of `pk`). */
+export function openShard(pk: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < pk.length; i += 1) {
+    hash ^= pk.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return OPEN_SHARDS[hash % OPEN_SHARDS.length] as string;
 }
 
 const jobKey = (jobId: string): string => `job#${jobId}`;
@@ -51,7 +59,7 @@ const deliveryKey = (integration: string, deliveryId: string): string =>
   `delivery#${integration}#${deliveryId}`;
 
 /** Reads and writes deliveries and jobs. Every job update is conditional on the version it read. */
-export class JobStore {
+export class DynamoJobRepository implements JobRepository {
   private readonly retentionSeconds: number;
   private readonly enqueueGraceMs: number;
   private readonly now: () => number;
@@ -143,19 +151,8 @@ export class JobStore {
    * Writes `changes` to a job if nobody wrote it since `job` was read, and returns the new record.
    * `undefined` values remove attributes. Throws JobConflictError when the version moved on.
    */
-  async updateJob(
-    job: JobRecord,
-    changes: Partial<Omit<JobRecord, 'jobId' | 'version'>>,
-  ): Promise<JobRecord> {
-    const next = {
-      ...job,
-      ...changes,
-      version: job.version + 1,
-      updatedAt: new Date(this.now()).toISOString(),
-    };
-    for (const [name, value] of Object.entries(changes)) {
-      if (value === undefined) delete (next as Record<string, unknown>)[name];
-    }
+  async updateJob(job: JobRecord, changes: JobChanges): Promise<JobRecord> {
+    const next = applyChanges(job, changes, new Date(this.now()).toISOString());
     const before = this.jobItem(job);
     const after = this.jobItem(next);
     const names: Record<string, string> = { '#version': 'version' };
@@ -204,8 +201,8 @@ export class JobStore {
           TableName: this.tableName,
           Key: { pk: jobKey(jobId) },
           UpdateExpression: 'SET leaseUntil = :until',
-          ConditionExpression: 'leaseOwner = :owner AND openPk = :open',
-          ExpressionAttributeValues: { ':until': until, ':owner': owner, ':open': 'open' },
+          ConditionExpression: 'leaseOwner = :owner AND attribute_exists(openPk)',
+          ExpressionAttributeValues: { ':until': until, ':owner': owner },
         }),
       );
       return true;
@@ -215,35 +212,43 @@ export class JobStore {
     }
   }
 
-  /** Open deliveries and jobs whose lease ran out before `before` (epoch ms), for the reconciler. */
+  /**
+   * Open deliveries and jobs whose lease ran out before `before` (epoch ms), for the reconciler: each shard of
+   * the open index in turn (and the partition of items written before sharding), then each item read whole
+   * from the table (the index holds keys only; an item that closed meanwhile is left out).
+   */
   async listStranded(before: number, limit = 100): Promise<StrandedItems> {
     const stranded: StrandedItems = { deliveries: [], jobs: [] };
-    let startKey: Record<string, unknown> | undefined;
-    // Bounded: at most `limit` items, a page at a time, at most 100 pages.
-    for (let page = 0; page < 100; page += 1) {
-      const remaining = limit - stranded.deliveries.length - stranded.jobs.length;
-      if (remaining <= 0) break;
-      let result: QueryCommandOutput;
-      try {
-        result = await this.ddb.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: OPEN_JOBS_INDEX,
-            KeyConditionExpression: 'openPk = :open AND leaseUntil < :before',
-            ExpressionAttributeValues: { ':open': 'open', ':before': before },
-            Limit: remaining,
-            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-          }),
-        );
-      } catch (error) {
-        throw new JobStoreError('list open jobs', error);
+    const keys: string[] = [];
+    for (const partition of [...OPEN_SHARDS, LEGACY_OPEN_PARTITION]) {
+      let startKey: Record<string, unknown> | undefined;
+      // Bounded: at most `limit` items, a page at a time, at most 100 pages a shard.
+      for (let page = 0; page < 100 && keys.length < limit; page += 1) {
+        let result: QueryCommandOutput;
+        try {
+          result = await this.ddb.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: OPEN_JOBS_INDEX,
+              KeyConditionExpression: 'openPk = :open AND leaseUntil < :before',
+              ExpressionAttributeValues: { ':open': partition, ':before': before },
+              Limit: limit - keys.length,
+              ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+            }),
+          );
+        } catch (error) {
+          throw new JobStoreError('list open jobs', error);
+        }
+        for (const item of result.Items ?? []) keys.push(String(item.pk));
+        startKey = result.LastEvaluatedKey;
+        if (startKey === undefined) break;
       }
-      for (const item of result.Items ?? []) {
-        if (item.kind === 'delivery') stranded.deliveries.push(toDelivery(item));
-        else stranded.jobs.push(toJob(item));
-      }
-      startKey = result.LastEvaluatedKey;
-      if (startKey === undefined) break;
+    }
+    for (const pk of keys) {
+      const item = await this.get(pk, 'read an open item');
+      if (item === undefined || item.openPk === undefined) continue;
+      if (item.kind === 'delivery') stranded.deliveries.push(toDelivery(item));
+      else stranded.jobs.push(toJob(item));
     }
     return stranded;
   }
@@ -290,11 +295,12 @@ export class JobStore {
 
   private deliveryItem(delivery: DeliveryRecord): Record<string, unknown> {
     const open = delivery.enqueuedAt === undefined;
+    const pk = deliveryKey(delivery.integration, delivery.deliveryId);
     return {
       ...delivery,
-      pk: deliveryKey(delivery.integration, delivery.deliveryId),
+      pk,
       kind: 'delivery',
-      openPk: open ? 'open' : undefined,
+      openPk: open ? openShard(pk) : undefined,
       leaseUntil: open ? this.now() + this.enqueueGraceMs : undefined,
       ttl: this.ttl(),
     };
@@ -302,11 +308,12 @@ export class JobStore {
 
   private jobItem(job: JobRecord): Record<string, unknown> {
     const open = !isFinal(job.status);
+    const pk = jobKey(job.jobId);
     return {
       ...job,
-      pk: jobKey(job.jobId),
+      pk,
       kind: 'job',
-      openPk: open ? 'open' : undefined,
+      openPk: open ? openShard(pk) : undefined,
       leaseUntil: open ? (job.leaseUntil ?? this.now()) : undefined,
       ttl: open ? undefined : this.ttl(),
     };

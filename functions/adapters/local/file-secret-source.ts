@@ -1,24 +1,7 @@
-/**
- * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Both are read by name and
- * cached; `refresh` drops one name from the cache so a rotated secret is read again without a deploy.
- */
+/** Secrets locally: a JSON file of name to value, read once and cached (the SecretSource port). */
 import { readFile } from 'node:fs/promises';
 import { DocrelayError } from '../../commons/errors';
-
-/** Reads secret values by name. */
-export interface SecretSource {
-  /** The current value of the named secret (cached). */
-  get(name: string): Promise<string>;
-  /** Forgets the cached value, so the next `get` reads it again. */
-  refresh(name: string): void;
-}
-
-/** A secret that is missing or cannot be read. Its message names the secret, never a value. */
-export class SecretNotFoundError extends DocrelayError {
-  constructor(name: string, where: string, cause?: unknown) {
-    super('SECRET_NOT_FOUND', `secret "${name}" is not set in ${where}`, { cause });
-  }
-}
+import { SecretNotFoundError, type SecretSource } from '../../ports/secret-source';
 
 /** Secrets from a JSON file `{ "name": "value" }` (`DOCRELAY_SECRETS_FILE`), with overrides by name. */
 export class FileSecretSource implements SecretSource {

@@ -2,7 +2,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DocrelayError } from '../../commons/errors';
-import { SecretNotFoundError, type SecretSource } from '../local/file-secret-source';
+import { SecretNotFoundError, type SecretSource } from '../../ports/secret-source';
 
 /** Reads secrets from Secrets Manager, cached for `maxAgeSeconds` (default 300). */
 export class SecretsManagerSource implements SecretSource {

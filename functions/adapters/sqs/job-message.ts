@@ -1,19 +1,16 @@
 /**
- * The SQS message that hands one job to the worker. It names the job only: the payload rests sealed in the
- * delivery record (the transactional outbox), so a message can always be sent again, by the sender's retry,
- * the reconciler or a replay, and is small whatever the webhook's size.
+ * The SQS wire format of a job message, known only to this adapter. A message names the job only: the
+ * payload rests sealed in the delivery record (the outbox), so a message can always be sent again (by the
+ * sender's retry, the reconciler or a replay) and is small whatever the webhook's size.
  */
 import { z } from 'zod';
 import { DocrelayError } from '../../commons/errors';
 
 /** Schema of a job message: validated on receipt, never trusted as a cast. */
-export const jobMessageSchema = z.strictObject({
+const jobMessageSchema = z.strictObject({
   v: z.literal(1),
   jobId: z.string().min(1).max(64),
 });
-
-/** A job message. */
-export type JobMessage = z.infer<typeof jobMessageSchema>;
 
 /** A message that is not a job message (poison): it can never succeed. */
 export class InvalidJobMessageError extends DocrelayError {
@@ -22,8 +19,11 @@ export class InvalidJobMessageError extends DocrelayError {
   }
 }
 
-/** Parses and validates a message body. */
-export function parseJobMessage(body: string): JobMessage {
+/** The body of the message that hands `jobId` to the worker. */
+export const encodeJobMessage = (jobId: string): string => JSON.stringify({ v: 1, jobId });
+
+/** The job a message body names; throws InvalidJobMessageError for anything else. */
+export function decodeJobMessage(body: string): string {
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -39,5 +39,5 @@ export function parseJobMessage(body: string): JobMessage {
         .join('; '),
     );
   }
-  return result.data;
+  return result.data.jobId;
 }

@@ -1,4 +1,7 @@
-/** Sends job messages to the jobs queue (SQS), and defers the ones a worker must try again later. */
+/**
+ * The jobs queue and its dead-letter queue on SQS: one message per job (job-message.ts), sent in batches of
+ * ten; a message a worker must try again later is deferred by changing its visibility.
+ */
 import {
   ChangeMessageVisibilityCommand,
   SendMessageBatchCommand,
@@ -6,83 +9,50 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { DocrelayError } from '../../commons/errors';
-import type { JobMessage } from './job-message';
+import type { DeadLetterQueue, JobQueue } from '../../ports/job-queue';
+import { encodeJobMessage } from './job-message';
 
-/** The jobs queue. */
-export class JobQueue {
+const unavailable = (message: string, cause?: unknown): DocrelayError =>
+  new DocrelayError('QUEUE_UNAVAILABLE', message, {
+    retryable: true,
+    ...(cause === undefined ? {} : { cause }),
+  });
+
+/** An SQS queue of job messages: the jobs queue, or the dead-letter queue. */
+export class SqsJobQueue implements JobQueue, DeadLetterQueue {
   constructor(
     private readonly sqs: SQSClient,
     readonly queueUrl: string,
   ) {}
 
-  /** Sends the messages (batches of ten); throws unless every one was accepted. */
-  async send(messages: readonly JobMessage[], reason?: string): Promise<void> {
-    for (let start = 0; start < messages.length; start += 10) {
-      const batch = messages.slice(start, start + 10);
-      let failed: number;
-      try {
-        const result = await this.sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: this.queueUrl,
-            Entries: batch.map((message, i) => ({
-              Id: String(i),
-              MessageBody: JSON.stringify(message),
-              MessageAttributes: {
-                jobId: { DataType: 'String', StringValue: message.jobId },
-                ...(reason === undefined ? {} : { reason: { DataType: 'String', StringValue: reason } }),
-              },
-            })),
-          }),
-        );
-        failed = result.Failed?.length ?? 0;
-      } catch (error) {
-        throw new DocrelayError('QUEUE_UNAVAILABLE', 'the jobs queue did not accept the jobs', {
-          retryable: true,
-          cause: error,
-        });
-      }
-      if (failed > 0) {
-        throw new DocrelayError(
-          'QUEUE_UNAVAILABLE',
-          `the jobs queue refused ${failed} of ${batch.length} jobs`,
-          {
-            retryable: true,
-          },
-        );
-      }
-    }
+  async send(jobIds: readonly string[]): Promise<void> {
+    await this.sendBatches(jobIds);
   }
 
-  /**
-   * Sends one message that becomes visible after `delaySeconds` (0..900) and returns its id. A fresh message
-   * starts its receive count over: the worker sends one to wait out a service outage (see process-job.ts).
-   */
-  async sendDelayed(message: JobMessage, delaySeconds: number): Promise<string> {
+  async park(jobIds: readonly string[], reason: string): Promise<void> {
+    await this.sendBatches(jobIds, reason);
+  }
+
+  async sendDelayed(jobId: string, delaySeconds: number): Promise<string> {
     let id: string | undefined;
     try {
       const result = await this.sqs.send(
         new SendMessageCommand({
           QueueUrl: this.queueUrl,
-          MessageBody: JSON.stringify(message),
+          MessageBody: encodeJobMessage(jobId),
           DelaySeconds: Math.max(0, Math.min(900, Math.round(delaySeconds))),
-          MessageAttributes: { jobId: { DataType: 'String', StringValue: message.jobId } },
+          MessageAttributes: { jobId: { DataType: 'String', StringValue: jobId } },
         }),
       );
       id = result.MessageId;
     } catch (error) {
-      throw new DocrelayError('QUEUE_UNAVAILABLE', 'the jobs queue did not accept the job', {
-        retryable: true,
-        cause: error,
-      });
+      throw unavailable('the jobs queue did not accept the job', error);
     }
-    if (id === undefined) {
-      throw new DocrelayError('QUEUE_UNAVAILABLE', 'the jobs queue gave no message id', { retryable: true });
-    }
+    if (id === undefined) throw unavailable('the jobs queue gave no message id');
     return id;
   }
 
-  /** Sends a message body as it is (a poison message parked in the dead-letter queue), with a reason. */
-  async sendRaw(body: string, reason: string): Promise<void> {
+  async parkRaw(body: string, reason: string): Promise<void> {
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
@@ -101,5 +71,32 @@ export class JobQueue {
         VisibilityTimeout: Math.max(0, Math.min(43_200, Math.round(seconds))),
       }),
     );
+  }
+
+  /** Sends one message per job (batches of ten, a reason attribute if given); throws unless all went. */
+  private async sendBatches(jobIds: readonly string[], reason?: string): Promise<void> {
+    for (let start = 0; start < jobIds.length; start += 10) {
+      const batch = jobIds.slice(start, start + 10);
+      let failed: number;
+      try {
+        const result = await this.sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: this.queueUrl,
+            Entries: batch.map((jobId, i) => ({
+              Id: String(i),
+              MessageBody: encodeJobMessage(jobId),
+              MessageAttributes: {
+                jobId: { DataType: 'String', StringValue: jobId },
+                ...(reason === undefined ? {} : { reason: { DataType: 'String', StringValue: reason } }),
+              },
+            })),
+          }),
+        );
+        failed = result.Failed?.length ?? 0;
+      } catch (error) {
+        throw unavailable('the jobs queue did not accept the jobs', error);
+      }
+      if (failed > 0) throw unavailable(`the jobs queue refused ${failed} of ${batch.length} jobs`);
+    }
   }
 }

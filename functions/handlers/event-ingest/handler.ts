@@ -1,6 +1,21 @@
-/** Lambda entry point of the event-ingest function: the handler, built once per container. */
+/** Lambda entry point of the event-ingest function: the ingest's dependencies, built once per container. */
+import { createDynamoDbClient, createSqsClient } from '../../adapters/aws-clients';
 import { createObservability } from '../../commons/observability';
-import { lambdaRuntime } from '../../wiring/lambda-runtime';
+import { buildIngestDeps } from '../../wiring/ingest';
+import { lambdaEnvironment } from '../../wiring/lambda';
 import { makeEventIngestHandler } from './make-handler';
 
-export const handler = makeEventIngestHandler(lambdaRuntime(), createObservability('event-ingest'));
+const { settings, config, secrets } = lambdaEnvironment();
+
+export const handler = makeEventIngestHandler(
+  buildIngestDeps({
+    config,
+    secrets,
+    dynamodb: createDynamoDbClient(),
+    sqs: createSqsClient(),
+    tableName: settings.tableName,
+    queueUrl: settings.queueUrl,
+    sealingSecretName: settings.sealingSecretName,
+  }),
+  createObservability('event-ingest'),
+);

@@ -10,9 +10,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import type { Observability } from '../../commons/observability';
-import { type AcceptedDelivery, acceptEvent } from '../../core/accept-delivery';
-import type { Runtime } from '../../wiring/runtime';
-import { ingestDeps } from '../ingest/make-handler';
+import { type AcceptedDelivery, acceptEvent, type IngestDeps } from '../../core/accept-delivery';
 import { recordAccepted } from '../record-accepted';
 
 /** What the EventBridge target sends: the integration id and the matching event. */
@@ -24,10 +22,9 @@ export const eventDeliverySchema = z.object({
 /** The event delivery input. */
 export type EventDelivery = z.infer<typeof eventDeliverySchema>;
 
-/** Builds the event ingest handler from a runtime. Throws (so EventBridge retries) on a 5xx-kind failure. */
-export function makeEventIngestHandler(runtime: Runtime, observability: Observability) {
+/** Builds the event ingest handler. Throws (so EventBridge retries) on a failure. */
+export function makeEventIngestHandler(deps: IngestDeps, observability: Observability) {
   const { logger, metrics, tracer } = observability;
-  const deps = ingestDeps(runtime);
   const handle = async (input: unknown): Promise<AcceptedDelivery['body']> => {
     const { integrationId, event } = eventDeliverySchema.parse(input);
     const accepted = await acceptEvent(deps, integrationId, event as Record<string, unknown>);

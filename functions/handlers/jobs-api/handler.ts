@@ -1,6 +1,18 @@
-/** Lambda entry point of the jobs-api function: the handler, built once per container. */
+/** Lambda entry point of the jobs-api function: the job table and the bucket, built once per container. */
+import { createDynamoDbClient, createS3Client } from '../../adapters/aws-clients';
+import { readLambdaSettings } from '../../commons/env';
 import { createObservability } from '../../commons/observability';
-import { lambdaRuntime } from '../../wiring/lambda-runtime';
+import { buildJobsApiDeps } from '../../wiring/jobs-api';
 import { makeJobsApiHandler } from './make-handler';
 
-export const handler = makeJobsApiHandler(lambdaRuntime(), createObservability('jobs-api'));
+const settings = readLambdaSettings();
+
+export const handler = makeJobsApiHandler(
+  buildJobsApiDeps({
+    dynamodb: createDynamoDbClient(),
+    s3: createS3Client(),
+    tableName: settings.tableName,
+    bucket: settings.bucket,
+  }),
+  createObservability('jobs-api'),
+);

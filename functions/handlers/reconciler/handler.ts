@@ -1,6 +1,19 @@
-/** Lambda entry point of the reconciler function: the handler, built once per container. */
+/** Lambda entry point of the reconciler function: the job table and the queue, built once per container. */
+import { createDynamoDbClient, createSqsClient } from '../../adapters/aws-clients';
+import { readLambdaSettings } from '../../commons/env';
 import { createObservability } from '../../commons/observability';
-import { lambdaRuntime } from '../../wiring/lambda-runtime';
+import { buildReconcilerDeps } from '../../wiring/reconciler';
 import { makeReconcilerHandler } from './make-handler';
 
-export const handler = makeReconcilerHandler(lambdaRuntime(), createObservability('reconciler'));
+const settings = readLambdaSettings();
+
+export const handler = makeReconcilerHandler(
+  buildReconcilerDeps({
+    dynamodb: createDynamoDbClient(),
+    sqs: createSqsClient(),
+    tableName: settings.tableName,
+    queueUrl: settings.queueUrl,
+    leaseMs: settings.leaseSeconds * 1000,
+  }),
+  createObservability('reconciler'),
+);

@@ -2,7 +2,7 @@
  * The worker Lambda: an SQS batch, one job per message, processed one after another (so the generations in
  * flight never exceed the event source's concurrency, which is `service.maxConcurrency`), with partial
  * batch responses: a message to retry is deferred (its visibility changed to the backoff) and reported as
- * failed; a job that failed for good is sent to the dead-letter queue with its reason and deleted.
+ * failed; a job that failed for good is parked in the dead-letter queue with its reason, and deleted.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -11,76 +11,62 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { InvalidJobMessageError, parseJobMessage } from '../../adapters/sqs/job-message';
+import { decodeJobMessage, InvalidJobMessageError } from '../../adapters/sqs/job-message';
 import { DocrelayError } from '../../commons/errors';
 import type { Observability } from '../../commons/observability';
 import { type JobOutcome, processJob, type WorkerDeps } from '../../core/process-job';
-import { RetryLaterError } from '../../core/worker-errors';
-import type { Runtime } from '../../wiring/runtime';
+import type { DeadLetterQueue, JobQueue } from '../../ports/job-queue';
 
-/** Worker settings beyond the runtime's. */
-export interface WorkerOptions {
-  /** See WorkerDeps.outageBudgetMs. @default 24 hours */
-  readonly outageBudgetMs?: number;
+/** What the worker handler needs: the core's dependencies, and the queues its messages come from and go to. */
+export interface WorkerHandlerDeps {
+  readonly worker: Omit<WorkerDeps, 'log'>;
+  /** The jobs queue: a new message to wait out an outage, and deferring a received one. */
+  readonly queue: Pick<JobQueue, 'sendDelayed'> & {
+    defer(receiptHandle: string, seconds: number): Promise<void>;
+  };
+  readonly deadLetters: DeadLetterQueue;
 }
 
-/** Builds the worker handler from a runtime (the Lambda entry and the local stack's poller call this alike). */
-export function makeWorkerHandler(
-  runtime: Runtime,
-  observability: Observability,
-  options: WorkerOptions = {},
-) {
+/** A message to try again later: reported to SQS as a batch item failure. */
+export class RetryLaterError extends DocrelayError {
+  constructor(jobId: string, code: string) {
+    super('RETRY_LATER', `job ${jobId} will be retried (${code})`, { retryable: true });
+  }
+}
+
+/** Builds the worker handler (the Lambda entry and the local stack's poller call this alike). */
+export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observability) {
   const { logger, metrics, tracer } = observability;
-  const deps: WorkerDeps = {
-    config: runtime.config,
-    jobs: runtime.jobs,
-    docgen: runtime.docgen,
-    templates: runtime.templates,
-    s3: runtime.s3,
-    bucket: runtime.settings.bucket,
-    events: runtime.events,
-    secrets: runtime.secrets,
-    sealingSecretName: runtime.settings.sealingSecretName,
-    log: logger,
-    leaseMs: runtime.settings.leaseMs,
-    maxReceiveCount: runtime.settings.maxReceiveCount,
-    ...(runtime.settings.partSize === undefined ? {} : { partSize: runtime.settings.partSize }),
-    ...(runtime.settings.retryBaseSeconds === undefined
-      ? {}
-      : { retryBaseSeconds: runtime.settings.retryBaseSeconds }),
-    ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
-  };
+  const worker: WorkerDeps = { ...deps.worker, log: logger };
   const processor = new BatchProcessor(EventType.SQS);
 
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     let jobId: string;
     try {
-      jobId = parseJobMessage(record.body).jobId;
+      jobId = decodeJobMessage(record.body);
     } catch (error) {
-      if (error instanceof InvalidJobMessageError) {
-        // Poison: it can never succeed. Park it in the dead-letter queue for a person to look at.
-        logger.error('invalid job message sent to the dead-letter queue', {
-          messageId: record.messageId,
-          reason: error.message,
-        });
-        await runtime.deadLetters.sendRaw(record.body, error.code);
-        metrics.addMetric('PoisonMessages', MetricUnit.Count, 1);
-        return;
-      }
-      throw error;
+      if (!(error instanceof InvalidJobMessageError)) throw error;
+      // Poison: it can never succeed. Park it in the dead-letter queue for a person to look at.
+      logger.error('invalid job message sent to the dead-letter queue', {
+        messageId: record.messageId,
+        reason: error.message,
+      });
+      await deps.deadLetters.parkRaw(record.body, error.code);
+      metrics.addMetric('PoisonMessages', MetricUnit.Count, 1);
+      return;
     }
     logger.appendKeys({ jobId });
     const started = Date.now();
     let outcome: JobOutcome;
     try {
-      outcome = await processJob(deps, jobId, {
+      outcome = await processJob(worker, jobId, {
         messageId: record.messageId,
         receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
-        extendVisibility: (seconds) => runtime.queue.defer(record.receiptHandle, seconds),
-        requeue: (seconds) => runtime.queue.sendDelayed({ v: 1, jobId }, seconds),
+        extendVisibility: (seconds) => deps.queue.defer(record.receiptHandle, seconds),
+        requeue: (seconds) => deps.queue.sendDelayed(jobId, seconds),
       });
     } catch (error) {
-      // The job store or queue failed under the job: the message comes back after its visibility timeout.
+      // The job table or queue failed under the job: the message comes back after its visibility timeout.
       logger.error('job processing failed unexpectedly; the message will return', {
         code: error instanceof DocrelayError ? error.code : 'INTERNAL',
         reason:
@@ -98,7 +84,7 @@ export function makeWorkerHandler(
         return;
       case 'failed':
         metrics.addMetric('JobsFailed', MetricUnit.Count, 1);
-        await runtime.deadLetters.send([{ v: 1, jobId }], outcome.job?.error?.code);
+        await deps.deadLetters.park([jobId], outcome.job?.error?.code ?? 'FAILED');
         return;
       case 'skipped':
         // A duplicate or stale message (the job is final or gone). Counted, which also keeps Powertools from
@@ -111,7 +97,7 @@ export function makeWorkerHandler(
         return;
       case 'retry':
         metrics.addMetric('JobRetries', MetricUnit.Count, 1);
-        await runtime.queue.defer(record.receiptHandle, outcome.delaySeconds);
+        await deps.queue.defer(record.receiptHandle, outcome.delaySeconds);
         throw new RetryLaterError(jobId, outcome.error.code);
     }
   };

@@ -28,7 +28,7 @@ export async function jobRecords(t: TestStack, jobIds: readonly string[]): Promi
   const records: JobRecord[] = [];
   // Sequential in small groups: dynalite is single-threaded, and the workers share it.
   for (let i = 0; i < jobIds.length; i += 20) {
-    const group = await Promise.all(jobIds.slice(i, i + 20).map((id) => t.stack.runtime.jobs.getJob(id)));
+    const group = await Promise.all(jobIds.slice(i, i + 20).map((id) => t.stack.jobs.getJob(id)));
     for (const [j, record] of group.entries()) {
       if (record === undefined) throw new Error(`job ${jobIds[i + j]} is not in the table`);
       records.push(record);

@@ -1,6 +1,6 @@
 /** The job reset behind `replay` and `dlq redrive`: which jobs may run again, and what the reset writes. */
 
-import type { JobStore } from '../../../functions/adapters/dynamodb/job-table';
+import type { DynamoJobRepository } from '../../../functions/adapters/dynamodb/job-table';
 import type { JobRecord } from '../../../functions/core/job';
 import {
   REPLAY_PICKUP_MS,
@@ -37,8 +37,8 @@ const failedJob = (overrides: Partial<JobRecord> = {}): JobRecord => ({
   ...overrides,
 });
 
-/** A store that records the update it was asked for and applies it as JobStore.updateJob does. */
-function recordingStore(): { store: JobStore; updates: Array<Partial<JobRecord>> } {
+/** A store that records the update it was asked for and applies it as DynamoJobRepository.updateJob does. */
+function recordingStore(): { store: DynamoJobRepository; updates: Array<Partial<JobRecord>> } {
   const updates: Array<Partial<JobRecord>> = [];
   const store = {
     updateJob: async (job: JobRecord, changes: Partial<JobRecord>): Promise<JobRecord> => {
@@ -47,7 +47,7 @@ function recordingStore(): { store: JobStore; updates: Array<Partial<JobRecord>>
       for (const [key, value] of Object.entries(changes)) if (value === undefined) delete next[key];
       return next as unknown as JobRecord;
     },
-  } as unknown as JobStore;
+  } as unknown as DynamoJobRepository;
   return { store, updates };
 }
 

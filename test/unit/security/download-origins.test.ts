@@ -4,13 +4,13 @@
  * origin, configured origin, plain http off, a foreign redirect, the redirect cap); this file adds the
  * bypasses an attacker controlling a service answer would try: credentials in the URL, protocol-relative and
  * non-HTTP redirects, another port of the same host, a downgrade to http, look-alike loopback hosts, and the
- * runtime the Lambda functions build from an https config. Loopback fake servers where plain http will do;
+ * service client the worker builds from an https config. Loopback fake servers where plain http will do;
  * an injected fetch (no network at all) for the https service of an AWS deployment.
  */
 
 import { parseConfig } from '../../../functions/config/load';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
-import { createRuntime } from '../../../functions/wiring/runtime';
+import { buildDocumentService } from '../../../functions/wiring/document-service';
 import { type FakeService, failure, startFakeService } from '../docgen/fake-service';
 
 const KEY = 'security-download-key-0123456789';
@@ -223,7 +223,7 @@ describe('download links of an https service (as on AWS)', () => {
   );
 });
 
-describe('the runtime the Lambda functions build', () => {
+describe('the service client the worker builds', () => {
   it('gives a client that refuses http links when the configured service is https', async () => {
     const config = parseConfig(`service:
   baseUrl: ${AWS_SERVICE}
@@ -237,29 +237,13 @@ integrations:
         template: { id: "9003" }
         data: { Title: "title" }
 `);
-    const runtime = createRuntime({
-      config,
-      aws: { region: 'us-east-1', credentials: { accessKeyId: 'unit', secretAccessKey: 'unit' } },
-      tableName: 'jobs',
-      queueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/jobs',
-      dlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/dlq',
-      bucket: 'documents',
-      secrets: { get: async () => KEY, refresh: () => undefined },
-      sealingSecretName: 'docrelay/sealing-key',
-      events: { publisher: { publish: async () => undefined } },
-      maxReceiveCount: 5,
-      leaseMs: 60_000,
-    });
-    try {
-      for (const link of [
-        'http://docs.example.test/download?token=t',
-        'http://files.example.test/f',
-        'https://elsewhere.example.test/f',
-      ]) {
-        expect((await failure(runtime.docgen.download(link))).code).toBe('DOCGEN_DOWNLOAD_ORIGIN_REFUSED');
-      }
-    } finally {
-      for (const client of Object.values(runtime.clients)) client.destroy();
+    const { docgen } = buildDocumentService(config, { get: async () => KEY, refresh: () => undefined });
+    for (const link of [
+      'http://docs.example.test/download?token=t',
+      'http://files.example.test/f',
+      'https://elsewhere.example.test/f',
+    ]) {
+      expect((await failure(docgen.download(link))).code).toBe('DOCGEN_DOWNLOAD_ORIGIN_REFUSED');
     }
   });
 });

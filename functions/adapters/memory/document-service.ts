@@ -1,0 +1,99 @@
+/**
+ * The Document Generation Service in memory, for unit tests of the core: templates, generated documents
+ * whose files are bytes behind links that can expire, and faults injected per call (an error to throw, a
+ * truncated download).
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { CreateDocumentRequest } from '../../docgen/client';
+import { DocgenLinkExpiredError } from '../../docgen/errors';
+import type { GeneratedDocument, Template } from '../../docgen/types';
+import type { DocumentDownload, DocumentService, TemplateSource } from '../../ports/document-service';
+
+interface Link {
+  readonly bytes: Buffer;
+  readonly mimeType: string;
+  expired: boolean;
+}
+
+/** A fake service over the given templates; each file's bytes are made from the request. */
+export class InMemoryDocumentService implements DocumentService, TemplateSource {
+  /** Every create request, in order. */
+  readonly created: CreateDocumentRequest[] = [];
+  /** Every download, by link. */
+  readonly downloads: string[] = [];
+  private readonly links = new Map<string, Link>();
+  private readonly createFaults: unknown[] = [];
+  private readonly downloadFaults: Array<unknown | 'truncate' | 'expire'> = [];
+
+  constructor(private readonly templates: readonly Template[]) {}
+
+  /** Makes the next creates throw these errors, one each. */
+  failCreate(...errors: unknown[]): void {
+    this.createFaults.push(...errors);
+  }
+
+  /** Makes the next downloads fail: an error to throw, `truncate` (fewer bytes than announced) or `expire`. */
+  failDownload(...faults: Array<unknown | 'truncate' | 'expire'>): void {
+    this.downloadFaults.push(...faults);
+  }
+
+  /** Expires every link handed out so far. */
+  expireLinks(): void {
+    for (const link of this.links.values()) link.expired = true;
+  }
+
+  async getTemplate(id: string): Promise<Template> {
+    const template = this.templates.find((t) => t.id === id);
+    if (template === undefined) throw new Error(`no template ${id}`);
+    return template;
+  }
+
+  async createDocument(request: CreateDocumentRequest): Promise<GeneratedDocument> {
+    if (this.createFaults.length > 0) throw this.createFaults.shift();
+    this.created.push(request);
+    const template = await this.getTemplate(request.templateId);
+    const files = template.files.filter(
+      (file) => request.templateFileId === undefined || file.id === request.templateFileId,
+    );
+    const id = randomUUID();
+    return {
+      id,
+      name: `${template.name} ${id}`,
+      data: request.data,
+      files: files.map((file) => {
+        const bytes = Buffer.from(`${file.filename}:${JSON.stringify(request.data)}`);
+        const url = `memory://docgen/${id}/${file.id}?token=${randomUUID()}`;
+        this.links.set(url, { bytes, mimeType: file.mimeType, expired: false });
+        return {
+          id: `${id}-${file.id}`,
+          mimeType: file.mimeType,
+          filename: file.filename,
+          size: bytes.length,
+          downloadUrl: url,
+        };
+      }),
+    };
+  }
+
+  async download(url: string): Promise<DocumentDownload> {
+    this.downloads.push(url);
+    const link = this.links.get(url);
+    const fault = this.downloadFaults.shift();
+    if (fault === 'expire' && link !== undefined) link.expired = true;
+    if (link === undefined || link.expired) throw new DocgenLinkExpiredError('the download link has expired');
+    if (fault === 'truncate') {
+      return {
+        body: Readable.from([link.bytes.subarray(0, Math.floor(link.bytes.length / 2))]),
+        contentLength: link.bytes.length,
+        contentType: link.mimeType,
+      };
+    }
+    if (fault !== undefined && fault !== 'expire') throw fault;
+    return {
+      body: Readable.from([link.bytes]),
+      contentLength: link.bytes.length,
+      contentType: link.mimeType,
+    };
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The job repository in memory: the same contract as the DynamoDB adapter (conditional writes, versions,
+ * the open index, leases), for unit tests of the core and benchmarks. Faults are injected per operation.
+ */
+import { JobConflictError } from '../../core/errors';
+import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
+import type { CreateDeliveryResult, JobRepository, StrandedItems } from '../../ports/job-repository';
+
+/** The repository's operations, for fault injection. */
+export type RepositoryOperation = keyof JobRepository;
+
+interface OpenDelivery {
+  record: DeliveryRecord;
+  /** Epoch ms by which its messages should all have been sent. */
+  leaseUntil: number;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+/** Deliveries and jobs in maps. */
+export class InMemoryJobRepository implements JobRepository {
+  readonly deliveries = new Map<string, OpenDelivery>();
+  readonly jobs = new Map<string, JobRecord>();
+  /** Every write made, in order (operation and key), for assertions. */
+  readonly writes: Array<{ operation: RepositoryOperation; key: string }> = [];
+  private readonly faults: Array<{ operation: RepositoryOperation; error: unknown; times: number }> = [];
+
+  constructor(private readonly options: { now?: () => number; enqueueGraceMs?: number } = {}) {}
+
+  /** Makes the next `times` calls of `operation` throw `error`. */
+  failNext(operation: RepositoryOperation, error: unknown, times = 1): void {
+    this.faults.push({ operation, error, times });
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private fault(operation: RepositoryOperation): void {
+    const fault = this.faults.find((f) => f.operation === operation && f.times > 0);
+    if (fault === undefined) return;
+    fault.times -= 1;
+    throw fault.error;
+  }
+
+  async createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult> {
+    this.fault('createDelivery');
+    const key = `${delivery.integration}#${delivery.deliveryId}`;
+    const existing = this.deliveries.get(key);
+    if (existing !== undefined) return { created: false, existing: clone(existing.record) };
+    this.deliveries.set(key, {
+      record: clone(delivery),
+      leaseUntil: this.now() + (this.options.enqueueGraceMs ?? 60_000),
+    });
+    this.writes.push({ operation: 'createDelivery', key });
+    await this.ensureJobs(jobs);
+    return { created: true };
+  }
+
+  async ensureJobs(jobs: readonly JobRecord[]): Promise<void> {
+    this.fault('ensureJobs');
+    for (const job of jobs) {
+      if (this.jobs.has(job.jobId)) continue;
+      this.jobs.set(job.jobId, clone(job));
+      this.writes.push({ operation: 'ensureJobs', key: job.jobId });
+    }
+  }
+
+  async getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
+    this.fault('getDelivery');
+    const found = this.deliveries.get(`${integration}#${deliveryId}`);
+    return found === undefined ? undefined : clone(found.record);
+  }
+
+  async markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void> {
+    this.fault('markDeliveryEnqueued');
+    const key = `${integration}#${deliveryId}`;
+    const found = this.deliveries.get(key);
+    if (found === undefined) throw new Error(`no delivery ${key}`);
+    found.record.enqueuedAt = at;
+    this.writes.push({ operation: 'markDeliveryEnqueued', key });
+  }
+
+  async getJob(jobId: string): Promise<JobRecord | undefined> {
+    this.fault('getJob');
+    const job = this.jobs.get(jobId);
+    return job === undefined ? undefined : clone(job);
+  }
+
+  async updateJob(job: JobRecord, changes: JobChanges): Promise<JobRecord> {
+    this.fault('updateJob');
+    const current = this.jobs.get(job.jobId);
+    if (current === undefined || current.version !== job.version) throw new JobConflictError(job.jobId);
+    const next = applyChanges(job, changes, new Date(this.now()).toISOString());
+    this.jobs.set(job.jobId, clone(next));
+    this.writes.push({ operation: 'updateJob', key: job.jobId });
+    return next;
+  }
+
+  async renewLease(jobId: string, owner: string, until: number): Promise<boolean> {
+    this.fault('renewLease');
+    const job = this.jobs.get(jobId);
+    if (job === undefined || isFinal(job.status) || job.leaseOwner !== owner) return false;
+    job.leaseUntil = until;
+    return true;
+  }
+
+  async listStranded(before: number, limit = 100): Promise<StrandedItems> {
+    this.fault('listStranded');
+    const open = [
+      ...[...this.deliveries.values()]
+        .filter((d) => d.record.enqueuedAt === undefined && d.leaseUntil < before)
+        .map((d) => ({ at: d.leaseUntil, delivery: d.record })),
+      ...[...this.jobs.values()]
+        .filter((job) => !isFinal(job.status) && (job.leaseUntil ?? 0) < before)
+        .map((job) => ({ at: job.leaseUntil ?? 0, job })),
+    ]
+      .sort((a, b) => a.at - b.at)
+      .slice(0, limit);
+    return {
+      deliveries: open.flatMap((item) => ('delivery' in item ? [clone(item.delivery)] : [])),
+      jobs: open.flatMap((item) => ('job' in item ? [clone(item.job)] : [])),
+    };
+  }
+
+  async listFailed(limit = 10_000): Promise<JobRecord[]> {
+    this.fault('listFailed');
+    return [...this.jobs.values()]
+      .filter((job) => job.status === 'failed')
+      .slice(0, limit)
+      .map(clone);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The lease a worker holds on a job for one attempt. An attempt may outlast the lease (a slow generation, a
+ * large file): while it runs, the holder renews its lease and keeps its message invisible, so neither the
+ * queue nor the reconciler hands the job to a second worker meanwhile.
+ */
+import type { JobRepository } from '../ports/job-repository';
+import { describeFailure } from './retry-policy';
+
+/** Structured logging: Powertools' Logger, or anything with its four methods. */
+export interface Log {
+  debug(message: string, ...extra: unknown[]): void;
+  info(message: string, ...extra: unknown[]): void;
+  warn(message: string, ...extra: unknown[]): void;
+  error(message: string, ...extra: unknown[]): void;
+}
+
+/** What holding a lease needs. */
+export interface LeaseDeps {
+  readonly jobs: Pick<JobRepository, 'renewLease'>;
+  readonly log: Log;
+  /** How long a claim holds the job. */
+  readonly leaseMs: number;
+  readonly now?: () => number;
+}
+
+/** A running heartbeat. */
+export interface Heartbeat {
+  /** Stops renewing, after the renewal in flight (if any) ends. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Renews the job's lease (and, through `extendVisibility`, the message's) every third of the lease until
+ * stopped. A renewal that fails is logged; the next one tries again.
+ */
+export function holdLease(
+  deps: LeaseDeps,
+  jobId: string,
+  owner: string,
+  extendVisibility?: (seconds: number) => Promise<void>,
+): Heartbeat {
+  const now = deps.now ?? Date.now;
+  let beat: Promise<void> = Promise.resolve();
+  const renew = async (): Promise<void> => {
+    try {
+      if (!(await deps.jobs.renewLease(jobId, owner, now() + deps.leaseMs))) return;
+      await extendVisibility?.(Math.ceil(deps.leaseMs / 1000));
+    } catch (error) {
+      const reason = describeFailure(error);
+      deps.log.warn('could not renew the lease', { jobId, code: reason.code, reason: reason.message });
+    }
+  };
+  const timer = setInterval(
+    () => {
+      beat = beat.then(renew);
+    },
+    Math.max(1000, Math.floor(deps.leaseMs / 3)),
+  );
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await beat;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * What a failed attempt means for its job, as pure functions: try again later (and when), carry the job on
+ * with a new message (waiting out a service outage past the queue's receive count), or fail it for good.
+ */
+import { DocrelayError, isRetryable } from '../commons/errors';
+import {
+  DocgenNetworkError,
+  DocgenRateLimitedError,
+  DocgenTimeoutError,
+  DocgenUnavailableError,
+} from '../docgen/errors';
+
+/** A job error as it may be recorded: code and message, never a secret (messages are built without them). */
+export interface FailureReason {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The facts a retry decision is made from. */
+export interface FailureFacts {
+  readonly error: unknown;
+  /** How often this message was received. */
+  readonly receiveCount: number;
+  /** Receives of a message before the queue dead-letters it. */
+  readonly maxReceiveCount: number;
+  /** Attempts the job started so far (a requeued message starts its receive count over; attempts do not). */
+  readonly attempts: number;
+  /** Epoch ms the job's delivery was received, and now. */
+  readonly receivedAtMs: number;
+  readonly nowMs: number;
+  /** How long after receipt a job keeps waiting out a service outage. */
+  readonly outageBudgetMs: number;
+  /** Whether a new message can be sent for the job (the worker can requeue). */
+  readonly canRequeue: boolean;
+  /** Base of the exponential backoff, in seconds. */
+  readonly retryBaseSeconds: number;
+  /** A number in [0, 1) for the jitter. */
+  readonly random: number;
+}
+
+/** The decision. */
+export type RetryDecision =
+  | {
+      readonly kind: 'retry';
+      readonly delaySeconds: number;
+      readonly reason: FailureReason;
+      readonly outage: boolean;
+    }
+  | { readonly kind: 'requeue'; readonly delaySeconds: number; readonly reason: FailureReason }
+  | { readonly kind: 'fail'; readonly error: FailureReason; readonly lastError?: FailureReason };
+
+/** The longest wait between attempts (SQS's largest delay and visibility change that we use). */
+export const MAX_BACKOFF_SECONDS = 900;
+
+/** A job error as recorded: a docrelay error's code and message; anything else says only "unexpected". */
+export function describeFailure(error: unknown): FailureReason {
+  if (error instanceof DocrelayError) return { code: error.code, message: error.message.slice(0, 1000) };
+  return { code: 'INTERNAL', message: 'unexpected error (see the worker logs)' };
+}
+
+/** The service is unavailable or limiting us (not a fault of the job): 429, 5xx, a timeout, the network. */
+export const isServiceOutage = (error: unknown): boolean =>
+  error instanceof DocgenRateLimitedError ||
+  error instanceof DocgenUnavailableError ||
+  error instanceof DocgenTimeoutError ||
+  error instanceof DocgenNetworkError;
+
+/**
+ * Exponential backoff with full jitter over `failures` (at least 1 s), at least what a rate limit asked for,
+ * at most MAX_BACKOFF_SECONDS.
+ */
+export function backoffSeconds(
+  error: unknown,
+  failures: number,
+  baseSeconds: number,
+  random: number,
+): number {
+  const ceiling = Math.min(MAX_BACKOFF_SECONDS, baseSeconds * 2 ** Math.min(30, Math.max(0, failures - 1)));
+  const jittered = Math.ceil(random * ceiling);
+  const asked =
+    error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined
+      ? error.retryAfterMs / 1000
+      : 0;
+  return Math.min(MAX_BACKOFF_SECONDS, Math.max(1, jittered, Math.ceil(asked)));
+}
+
+/** Decides what a failed attempt means. Unknown errors (not docrelay's) are taken as retryable. */
+export function decideRetry(facts: FailureFacts): RetryDecision {
+  const { error } = facts;
+  const reason = describeFailure(error);
+  const retryable = isRetryable(error) || !(error instanceof DocrelayError);
+  // Failures so far: the receive count, or the job's attempts when they are more (a requeued message starts
+  // its count over), so the backoff keeps growing through a long outage instead of starting again.
+  const failures = Math.max(facts.receiveCount, facts.attempts);
+  const delaySeconds = (): number => backoffSeconds(error, failures, facts.retryBaseSeconds, facts.random);
+  const outage = retryable && isServiceOutage(error);
+  if (
+    outage &&
+    facts.receiveCount >= facts.maxReceiveCount &&
+    facts.canRequeue &&
+    facts.nowMs - facts.receivedAtMs < facts.outageBudgetMs
+  ) {
+    return { kind: 'requeue', delaySeconds: delaySeconds(), reason };
+  }
+  if (retryable && facts.receiveCount < facts.maxReceiveCount) {
+    return { kind: 'retry', delaySeconds: delaySeconds(), reason, outage };
+  }
+  if (!retryable) return { kind: 'fail', error: reason };
+  return {
+    kind: 'fail',
+    error: {
+      code: 'RETRIES_EXHAUSTED',
+      message: `gave up after ${facts.receiveCount} attempts: ${reason.message}`,
+    },
+    lastError: reason,
+  };
+}

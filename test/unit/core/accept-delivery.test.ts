@@ -1,0 +1,177 @@
+import { DocrelayError } from '../../../functions/commons/errors';
+import { acceptEvent, acceptWebhook } from '../../../functions/core/accept-delivery';
+import { DeliveryRefusedError } from '../../../functions/core/errors';
+import { openPayload } from '../../../functions/core/payload';
+import { memoryBench, SEALING_SECRET, signedWebhook } from './support';
+
+const refusal = async (promise: Promise<unknown>): Promise<string> => {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(DeliveryRefusedError);
+  return (error as DeliveryRefusedError).reason;
+};
+
+describe('acceptWebhook', () => {
+  it('records the delivery with its jobs, sends one message per job, and marks it enqueued (202)', async () => {
+    const b = memoryBench();
+    const answer = await acceptWebhook(
+      b.ingest,
+      signedWebhook('releases', { name: 'v1', repo: 'r', draft: false }),
+    );
+    expect(answer).toEqual({
+      status: 202,
+      body: {
+        deliveryId: expect.stringMatching(/^sha256:/),
+        jobs: [
+          { jobId: 'job-1', rule: 'notes' },
+          { jobId: 'job-2', rule: 'changelog' },
+        ],
+      },
+    });
+    expect(b.queue.jobIds).toEqual(['job-1', 'job-2']);
+    expect([...b.jobs.jobs.values()].map((j) => [j.jobId, j.status, j.templateFileId])).toEqual([
+      ['job-1', 'queued', '90021'],
+      ['job-2', 'queued', '90022'],
+    ]);
+    const delivery = await b.jobs.getDelivery('releases', answer.body.deliveryId);
+    expect(delivery?.enqueuedAt).toBeDefined();
+    // The payload rests sealed, signature header dropped.
+    const payload = openPayload(
+      delivery?.sealedPayload ?? '',
+      SEALING_SECRET,
+      'releases',
+      answer.body.deliveryId,
+    );
+    expect(JSON.parse(payload.bodyText)).toEqual({ name: 'v1', repo: 'r', draft: false });
+    expect(payload.headers['x-signature']).toBeUndefined();
+    // One write for the delivery, one per job, one for the enqueued mark.
+    expect(b.jobs.writes.map((w) => w.operation)).toEqual([
+      'createDelivery',
+      'ensureJobs',
+      'ensureJobs',
+      'markDeliveryEnqueued',
+    ]);
+  });
+
+  it('makes no job for a rule whose condition does not hold', async () => {
+    const b = memoryBench();
+    const answer = await acceptWebhook(
+      b.ingest,
+      signedWebhook('releases', { name: 'v1', repo: 'r', draft: true }),
+    );
+    expect(answer.body.jobs.map((j) => j.rule)).toEqual(['notes']);
+  });
+
+  it('answers a duplicate with the first jobs and sends nothing more once enqueued', async () => {
+    const b = memoryBench();
+    const first = await acceptWebhook(
+      b.ingest,
+      signedWebhook('notes', { id: 'n-1', customer: 'A', number: '1' }),
+    );
+    const again = await acceptWebhook(
+      b.ingest,
+      signedWebhook('notes', { id: 'n-1', customer: 'A', number: '1' }),
+    );
+    expect(first.body.deliveryId).toBe('n-1');
+    expect(again).toEqual({
+      status: 200,
+      body: { deliveryId: 'n-1', jobs: first.body.jobs, duplicate: true },
+    });
+    expect(b.queue.jobIds).toEqual(['job-1']);
+  });
+
+  it('completes the outbox on a duplicate whose first attempt could not send (the sender retried a 503)', async () => {
+    const b = memoryBench();
+    b.queue.failNext(new DocrelayError('QUEUE_UNAVAILABLE', 'down', { retryable: true }));
+    await expect(
+      acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-2', customer: 'A', number: '1' })),
+    ).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });
+    expect((await b.jobs.getDelivery('notes', 'n-2'))?.enqueuedAt).toBeUndefined();
+    const retry = await acceptWebhook(
+      b.ingest,
+      signedWebhook('notes', { id: 'n-2', customer: 'A', number: '1' }),
+    );
+    expect(retry.body.duplicate).toBe(true);
+    expect(b.queue.jobIds).toEqual(['job-1']);
+    expect((await b.jobs.getDelivery('notes', 'n-2'))?.enqueuedAt).toBeDefined();
+  });
+
+  it.each([
+    ['an unknown integration', signedWebhook('nope', {}), 'unknown-integration'],
+    ['an events-only integration', signedWebhook('events-only', {}), 'unknown-integration'],
+    [
+      'a body that is not JSON',
+      { ...signedWebhook('notes', '{"id":'), headers: { ...signedWebhook('notes', '{"id":').headers } },
+      'malformed-body',
+    ],
+    ['a body that is not UTF-8', signedWebhook('notes', '\u0000'), 'malformed-body'],
+  ])('refuses %s', async (_what, request, reason) => {
+    const b = memoryBench();
+    const bad =
+      reason === 'malformed-body' && _what.includes('UTF-8')
+        ? (() => {
+            const raw = Buffer.from([0x7b, 0xff, 0x7d]);
+            return { ...signedWebhook('notes', '{}'), rawBody: raw, headers: signedWebhookHeaders(raw) };
+          })()
+        : request;
+    expect(await refusal(acceptWebhook(b.ingest, bad))).toBe(reason);
+    expect(b.jobs.writes).toEqual([]);
+    expect(b.queue.messages).toEqual([]);
+  });
+
+  it('refuses a body over the limit before verifying it, and a non-JSON content type', async () => {
+    const b = memoryBench();
+    const big = signedWebhook('notes', { id: 'x'.repeat(1_100_000) });
+    expect(await refusal(acceptWebhook(b.ingest, big))).toBe('payload-too-large');
+    const text = signedWebhook('notes', { id: 'a' }, { 'content-type': 'text/plain' });
+    expect(await refusal(acceptWebhook(b.ingest, text))).toBe('unsupported-media-type');
+    const vendorJson = signedWebhook(
+      'notes',
+      { id: 'a', customer: 'c', number: '1' },
+      {
+        'content-type': 'application/vnd.thing+json; charset=utf-8',
+      },
+    );
+    expect((await acceptWebhook(b.ingest, vendorJson)).status).toBe(202);
+  });
+
+  it('refuses a payload whose expressions cannot be evaluated, naming the problem', async () => {
+    const b = memoryBench();
+    const nested = signedWebhook('notes', `${'['.repeat(5000)}${']'.repeat(5000)}`);
+    expect(await refusal(acceptWebhook(b.ingest, nested))).toMatch(/malformed-body|unprocessable-payload/);
+  });
+
+  it('refuses a wrong signature with the scheme error, recording nothing', async () => {
+    const b = memoryBench();
+    const request = signedWebhook('notes', { id: 'n' });
+    await expect(
+      acceptWebhook(b.ingest, { ...request, headers: { ...request.headers, 'x-signature': 'sha256=00' } }),
+    ).rejects.toMatchObject({ name: 'SignatureError' });
+    expect(b.jobs.writes).toEqual([]);
+  });
+});
+
+function signedWebhookHeaders(raw: Buffer): Record<string, string> {
+  const { createHmac } = require('node:crypto') as typeof import('node:crypto');
+  return {
+    'content-type': 'application/json',
+    'x-signature': `sha256=${createHmac('sha256', 'unit-webhook-secret-0123456789').update(raw).digest('hex')}`,
+  };
+}
+
+describe('acceptEvent', () => {
+  it('takes the event id as the delivery id and queues its job', async () => {
+    const b = memoryBench();
+    const event = { id: 'evt-1', source: 'unit.orders', detail: { customer: 'C', number: '7' } };
+    const answer = await acceptEvent(b.ingest, 'events-only', event);
+    expect(answer).toMatchObject({ status: 202, body: { deliveryId: 'evt-1', jobs: [{ rule: 'invoice' }] } });
+    expect(b.queue.jobIds).toHaveLength(1);
+  });
+
+  it('refuses an integration that takes no events', async () => {
+    const b = memoryBench();
+    expect(await refusal(acceptEvent(b.ingest, 'notes', { id: 'e' }))).toBe('unknown-integration');
+  });
+});

@@ -1,0 +1,36 @@
+import { holdLease } from '../../../functions/core/lease';
+import { memoryLog } from './support';
+
+describe('holdLease', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('renews the lease and the message every third of the lease until stopped', async () => {
+    const renewLease = jest.fn(async () => true);
+    const extend = jest.fn(async () => undefined);
+    const heartbeat = holdLease(
+      { jobs: { renewLease }, log: memoryLog(), leaseMs: 30_000, now: () => 1000 },
+      'j',
+      'm',
+      extend,
+    );
+    await jest.advanceTimersByTimeAsync(25_000);
+    expect(renewLease).toHaveBeenCalledTimes(2);
+    expect(renewLease).toHaveBeenLastCalledWith('j', 'm', 31_000);
+    expect(extend).toHaveBeenCalledWith(30);
+    await heartbeat.stop();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(renewLease).toHaveBeenCalledTimes(2);
+  });
+
+  it('stops extending the message once the lease is lost, and logs a failed renewal', async () => {
+    const log = memoryLog();
+    const renewLease = jest.fn().mockResolvedValueOnce(false).mockRejectedValueOnce(new Error('down'));
+    const extend = jest.fn(async () => undefined);
+    const heartbeat = holdLease({ jobs: { renewLease }, log, leaseMs: 3_000 }, 'j', 'm', extend);
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(extend).not.toHaveBeenCalled();
+    expect(log.lines.map((l) => l.message)).toEqual(['could not renew the lease']);
+    await heartbeat.stop();
+  });
+});

@@ -1,0 +1,276 @@
+import { DocrelayError } from '../../../functions/commons/errors';
+import { acceptWebhook } from '../../../functions/core/accept-delivery';
+import { JobConflictError } from '../../../functions/core/errors';
+import type { JobRecord } from '../../../functions/core/job';
+import { processJob, type Receipt } from '../../../functions/core/process-job';
+import {
+  DocgenBadRequestError,
+  DocgenRateLimitedError,
+  DocgenUnavailableError,
+} from '../../../functions/docgen/errors';
+import { memoryBench, signedWebhook } from './support';
+
+type Bench = ReturnType<typeof memoryBench>;
+
+const receipt = (messageId = 'm-1', receiveCount = 1, extra: Partial<Receipt> = {}): Receipt => ({
+  messageId,
+  receiveCount,
+  ...extra,
+});
+
+/** Accepts one `notes` webhook and returns its job id. */
+async function oneJob(b: Bench, id = 'n-1'): Promise<string> {
+  const answer = await acceptWebhook(b.ingest, signedWebhook('notes', { id, customer: 'Ada', number: '42' }));
+  return answer.body.jobs[0]?.jobId as string;
+}
+
+const job = async (b: Bench, jobId: string): Promise<JobRecord> => (await b.jobs.getJob(jobId)) as JobRecord;
+
+describe('processJob', () => {
+  it('claims, maps, generates, copies each file and stores the job, then publishes Document Stored', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const outcome = await processJob(b.worker, jobId, receipt());
+    expect(outcome.kind).toBe('stored');
+    const stored = await job(b, jobId);
+    expect(stored).toMatchObject({ status: 'stored', attempts: 1, documentsRequested: 1 });
+    expect(b.service.created).toEqual([
+      expect.objectContaining({
+        templateId: '9001',
+        data: { 'Customer Name': 'Ada', 'Invoice Number': '42' },
+      }),
+    ]);
+    const file = stored.files[0];
+    expect(file?.key).toMatch(new RegExp(`^notes/2026/01/01/${jobId}/invoice\\.docx$`));
+    const object = b.store.objects.get(file?.key as string);
+    expect(object?.body.toString()).toContain('"Customer Name":"Ada"');
+    expect(object?.metadata['docrelay-job']).toBe(jobId);
+    expect(file?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored.document?.sealedLinks).toBeUndefined();
+    expect(b.events.events.map((e) => [e.type, e.detail.status])).toEqual([['Document Stored', 'stored']]);
+  });
+
+  it('skips a message for a missing or final job', async () => {
+    const b = memoryBench();
+    expect((await processJob(b.worker, 'nope', receipt())).kind).toBe('skipped');
+    const jobId = await oneJob(b);
+    await processJob(b.worker, jobId, receipt());
+    expect((await processJob(b.worker, jobId, receipt('m-2'))).kind).toBe('skipped');
+    expect(b.service.created).toHaveLength(1);
+  });
+
+  it('drops a duplicate message while another live worker holds the job', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const current = await job(b, jobId);
+    await b.jobs.updateJob(current, { leaseOwner: 'm-other', leaseUntil: b.clock.ms + 10_000 });
+    expect((await processJob(b.worker, jobId, receipt('m-dup'))).kind).toBe('skipped');
+    expect(b.service.created).toHaveLength(0);
+  });
+
+  it('takes over a job whose holder let its lease expire', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const current = await job(b, jobId);
+    await b.jobs.updateJob(current, {
+      status: 'processing',
+      leaseOwner: 'm-dead',
+      leaseUntil: b.clock.ms - 1,
+    });
+    expect((await processJob(b.worker, jobId, receipt('m-new'))).kind).toBe('stored');
+  });
+
+  it('retries in a second when it loses the claim to another writer', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.jobs.failNext('updateJob', new JobConflictError(jobId));
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
+      kind: 'retry',
+      delaySeconds: 1,
+      error: { code: 'JOB_CONFLICT' },
+    });
+  });
+
+  it('resumes from the checkpoint: a created job copies without generating again', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }));
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({ kind: 'retry' });
+    expect(await job(b, jobId)).toMatchObject({
+      status: 'created',
+      lastError: { code: 'STORAGE_WRITE_FAILED' },
+    });
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(1);
+  });
+
+  it('asks for a new document when the links expired before the copy', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload('expire');
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(2);
+    expect((await job(b, jobId)).documentsRequested).toBe(2);
+  });
+
+  it('regenerates when the checkpointed links are past their lifetime', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }));
+    await processJob(b.worker, jobId, receipt());
+    b.clock.advance(56 * 60_000);
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(2);
+  });
+
+  it('gives up on an attempt whose links keep expiring (retryable)', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload('expire', 'expire', 'expire', 'expire');
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
+      kind: 'retry',
+      error: { code: 'LINKS_EXPIRING' },
+    });
+  });
+
+  it('refuses a truncated copy (no object kept) and retries', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload('truncate');
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
+      kind: 'retry',
+      error: { code: 'COPY_SIZE_MISMATCH' },
+    });
+    expect(b.store.objects.size).toBe(0);
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+  });
+
+  it('backs off at least as long as a rate limit asks', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenRateLimitedError('429', { retryAfterMs: 30_000 }));
+    const outcome = await processJob(b.worker, jobId, receipt());
+    expect(outcome).toMatchObject({ kind: 'retry', delaySeconds: 30 });
+    expect(await job(b, jobId)).toMatchObject({ status: 'queued', outageRetries: 1 });
+    expect((await job(b, jobId)).leaseUntil).toBe(b.clock.ms + 30_000 + 60_000);
+  });
+
+  it('fails a job for good on a non-retryable error, publishing Document Failed', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenBadRequestError('the service refused the data'));
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('failed');
+    expect(await job(b, jobId)).toMatchObject({ status: 'failed', error: { code: 'DOCGEN_BAD_REQUEST' } });
+    expect(b.events.events.map((e) => e.type)).toEqual(['Document Failed']);
+  });
+
+  it('fails with RETRIES_EXHAUSTED at the last receive of a retryable error', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }));
+    expect((await processJob(b.worker, jobId, receipt('m-1', 3))).kind).toBe('failed');
+    expect(await job(b, jobId)).toMatchObject({
+      error: { code: 'RETRIES_EXHAUSTED' },
+      lastError: { code: 'STORAGE_WRITE_FAILED' },
+    });
+  });
+
+  it('waits out a service outage past the last receive with a new message that holds the job', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenUnavailableError('503'));
+    const requeue = jest.fn(async () => 'm-next');
+    const outcome = await processJob(b.worker, jobId, receipt('m-1', 3, { requeue }));
+    expect(outcome.kind).toBe('requeued');
+    expect(requeue).toHaveBeenCalledTimes(1);
+    expect(await job(b, jobId)).toMatchObject({ status: 'queued', leaseOwner: 'm-next', outageRetries: 1 });
+    // The new message then runs the job, even though its lease names it.
+    expect((await processJob(b.worker, jobId, receipt('m-next', 1))).kind).toBe('stored');
+  });
+
+  it('goes on as a retry when the new message cannot be sent', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenUnavailableError('503'));
+    const requeue = jest.fn(async (): Promise<string> => {
+      throw new Error('queue down');
+    });
+    expect((await processJob(b.worker, jobId, receipt('m-1', 3, { requeue }))).kind).toBe('retry');
+  });
+
+  it('fails a job with ATTEMPTS_EXHAUSTED once it started jobs.maxAttempts attempts (its worker kept dying)', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    // Four claims whose attempts never settled (maxAttempts is 4 in the test config).
+    for (let i = 1; i <= 4; i += 1) {
+      const current = await job(b, jobId);
+      await b.jobs.updateJob(current, {
+        status: 'processing',
+        attempts: i,
+        leaseOwner: `m-dead-${i}`,
+        leaseUntil: b.clock.ms - 1,
+      });
+    }
+    const outcome = await processJob(b.worker, jobId, receipt('m-5'));
+    expect(outcome.kind).toBe('failed');
+    expect(await job(b, jobId)).toMatchObject({ status: 'failed', error: { code: 'ATTEMPTS_EXHAUSTED' } });
+    expect((await job(b, jobId)).error?.message).toMatch(/^attempts-exhausted: 4 attempts/);
+    expect(b.service.created).toHaveLength(0);
+    expect(b.events.events.map((e) => e.type)).toEqual(['Document Failed']);
+  });
+
+  it('does not count attempts that waited out an outage against maxAttempts', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const current = await job(b, jobId);
+    await b.jobs.updateJob(current, { attempts: 6, outageRetries: 5 });
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+  });
+
+  it('fails a job whose rule was removed from the configuration, or whose delivery is gone', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const current = await job(b, jobId);
+    await b.jobs.updateJob(current, { rule: 'gone' });
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('failed');
+    expect((await job(b, jobId)).error?.code).toBe('RULE_REMOVED');
+
+    const second = await oneJob(b, 'n-2');
+    b.jobs.deliveries.clear();
+    expect((await processJob(b.worker, second, receipt())).kind).toBe('failed');
+    expect((await job(b, second)).error?.code).toBe('DELIVERY_MISSING');
+  });
+
+  it('keeps the stored document when the event cannot be published', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.events.failNext(new Error('bus down'));
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect(b.log.lines.some((l) => l.message === 'could not publish the event')).toBe(true);
+  });
+
+  it('lets a table failure under the job propagate (the message returns)', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.jobs.failNext('getJob', new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true }));
+    await expect(processJob(b.worker, jobId, receipt())).rejects.toMatchObject({
+      code: 'JOB_STORE_UNAVAILABLE',
+    });
+  });
+
+  it('logs, and keeps the retry, when releasing the job fails', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenUnavailableError('503'));
+    // The claim succeeds; the release after the failure does not.
+    const original = b.jobs.updateJob.bind(b.jobs);
+    let calls = 0;
+    b.jobs.updateJob = async (j, c) => {
+      calls += 1;
+      if (calls === 2) throw new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true });
+      return original(j, c);
+    };
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('retry');
+    expect(b.log.lines.some((l) => l.message === 'could not release the job')).toBe(true);
+  });
+});

@@ -1,0 +1,131 @@
+import { acceptWebhook } from '../../../functions/core/accept-delivery';
+import { JobConflictError } from '../../../functions/core/errors';
+import { newJobRecord } from '../../../functions/core/job';
+import { completeOutbox } from '../../../functions/core/outbox';
+import { reconcile } from '../../../functions/core/reconcile';
+import { memoryBench, signedWebhook } from './support';
+
+type Bench = ReturnType<typeof memoryBench>;
+const deps = (b: Bench) => ({ jobs: b.jobs, queue: b.queue, log: b.log, leaseMs: 60_000, now: b.clock.now });
+
+/** What an ingest that died right after writing the delivery leaves: the record, no job, no message. */
+async function crashedDelivery(b: Bench, deliveryId: string): Promise<string> {
+  const plan = { jobId: `job-${deliveryId}`, rule: 'invoice', templateId: '9001' };
+  await b.jobs.createDelivery(
+    {
+      integration: 'notes',
+      deliveryId,
+      receivedAt: new Date(b.clock.ms).toISOString(),
+      jobs: [plan],
+      sealedPayload: 's',
+    },
+    [],
+  );
+  return plan.jobId;
+}
+
+describe('completeOutbox', () => {
+  it('writes the missing jobs, sends their messages and marks the delivery enqueued, idempotently', async () => {
+    const b = memoryBench();
+    const jobId = await crashedDelivery(b, 'd-1');
+    const delivery = await b.jobs.getDelivery('notes', 'd-1');
+    await completeOutbox(b, delivery as NonNullable<typeof delivery>, b.clock.ms);
+    await completeOutbox(b, delivery as NonNullable<typeof delivery>, b.clock.ms);
+    expect((await b.jobs.getJob(jobId))?.status).toBe('queued');
+    expect(b.queue.jobIds).toEqual([jobId, jobId]);
+    expect((await b.jobs.getDelivery('notes', 'd-1'))?.enqueuedAt).toBeDefined();
+    expect(b.jobs.writes.filter((w) => w.operation === 'ensureJobs')).toHaveLength(1);
+  });
+
+  it('leaves the delivery open when the queue fails, so it is completed later', async () => {
+    const b = memoryBench();
+    await crashedDelivery(b, 'd-2');
+    const delivery = await b.jobs.getDelivery('notes', 'd-2');
+    b.queue.failNext(new Error('down'));
+    await expect(completeOutbox(b, delivery as NonNullable<typeof delivery>, b.clock.ms)).rejects.toThrow(
+      'down',
+    );
+    expect((await b.jobs.getDelivery('notes', 'd-2'))?.enqueuedAt).toBeUndefined();
+  });
+});
+
+describe('reconcile', () => {
+  it('leaves everything alone while leases run', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-1', customer: 'A', number: '1' }));
+    await crashedDelivery(b, 'd-3');
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+  });
+
+  it('completes a delivery whose messages were never sent, once past its grace period', async () => {
+    const b = memoryBench();
+    const jobId = await crashedDelivery(b, 'd-4');
+    b.clock.advance(61_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0 });
+    expect(b.queue.jobIds).toEqual([jobId]);
+    // Its job is new and within its first pickup window: the next pass leaves it alone.
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+  });
+
+  it('sends a stranded job again with a fresh lease, so one pass does not resend it twice', async () => {
+    const b = memoryBench();
+    const answer = await acceptWebhook(
+      b.ingest,
+      signedWebhook('notes', { id: 'n-2', customer: 'A', number: '1' }),
+    );
+    const jobId = answer.body.jobs[0]?.jobId as string;
+    b.clock.advance(16 * 60_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1 });
+    expect(b.queue.jobIds).toEqual([jobId, jobId]);
+    expect((await b.jobs.getJob(jobId))?.leaseUntil).toBe(b.clock.ms + 60_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+  });
+
+  it('does not resend a job a worker moved on meanwhile', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }));
+    b.clock.advance(16 * 60_000);
+    b.jobs.failNext('updateJob', new JobConflictError('x'));
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+  });
+
+  it('stops on any other table failure', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-4', customer: 'A', number: '1' }));
+    b.clock.advance(16 * 60_000);
+    b.jobs.failNext('updateJob', new Error('table down'));
+    await expect(reconcile(deps(b))).rejects.toThrow('table down');
+  });
+
+  it('leaves a failed job alone (a final job is never stranded)', async () => {
+    const b = memoryBench();
+    const job = newJobRecord('notes', 'd', 'x', b.clock.ms, {
+      jobId: 'j-f',
+      rule: 'invoice',
+      templateId: '9001',
+    });
+    await b.jobs.ensureJobs([{ ...job, status: 'failed' }]);
+    b.clock.advance(60 * 60_000);
+    expect(await reconcile(deps(b), Number.MAX_SAFE_INTEGER)).toEqual({
+      deliveriesCompleted: 0,
+      jobsResent: 0,
+    });
+    expect(await b.jobs.listFailed()).toHaveLength(1);
+  });
+
+  it('resends each job of a completed delivery once per pass', async () => {
+    const b = memoryBench();
+    const jobId = await crashedDelivery(b, 'd-5');
+    // The job record exists and is stranded too: the delivery's completion already sends it.
+    await b.jobs.ensureJobs([
+      newJobRecord('notes', 'd-5', 'x', b.clock.ms - 20 * 60_000, {
+        jobId,
+        rule: 'invoice',
+        templateId: '9001',
+      }),
+    ]);
+    b.clock.advance(61_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0 });
+    expect(b.queue.jobIds).toEqual([jobId]);
+  });
+});

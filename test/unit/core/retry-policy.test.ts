@@ -1,0 +1,115 @@
+import { DocrelayError } from '../../../functions/commons/errors';
+import {
+  backoffSeconds,
+  decideRetry,
+  describeFailure,
+  type FailureFacts,
+  isServiceOutage,
+  MAX_BACKOFF_SECONDS,
+} from '../../../functions/core/retry-policy';
+import {
+  DocgenBadRequestError,
+  DocgenNetworkError,
+  DocgenRateLimitedError,
+  DocgenTimeoutError,
+  DocgenUnavailableError,
+} from '../../../functions/docgen/errors';
+
+const facts = (overrides: Partial<FailureFacts>): FailureFacts => ({
+  error: new DocgenUnavailableError('503'),
+  receiveCount: 1,
+  maxReceiveCount: 3,
+  attempts: 1,
+  receivedAtMs: 0,
+  nowMs: 1000,
+  outageBudgetMs: 10_000,
+  canRequeue: true,
+  retryBaseSeconds: 5,
+  random: 0.5,
+  ...overrides,
+});
+
+describe('backoffSeconds', () => {
+  it('grows exponentially with full jitter', () => {
+    expect(backoffSeconds(new Error(), 1, 5, 0.5)).toBe(3);
+    expect(backoffSeconds(new Error(), 3, 5, 0.5)).toBe(10);
+    expect(backoffSeconds(new Error(), 3, 5, 0.999)).toBe(20);
+  });
+
+  it('waits at least a second, at least what a rate limit asked for, and never past the ceiling', () => {
+    expect(backoffSeconds(new Error(), 1, 5, 0)).toBe(1);
+    const limited = new DocgenRateLimitedError('429', { retryAfterMs: 42_000 });
+    expect(backoffSeconds(limited, 1, 5, 0)).toBe(42);
+    expect(backoffSeconds(new Error(), 60, 5, 0.999)).toBe(MAX_BACKOFF_SECONDS);
+    expect(backoffSeconds(new DocgenRateLimitedError('429', { retryAfterMs: 9e9 }), 1, 5, 0)).toBe(
+      MAX_BACKOFF_SECONDS,
+    );
+  });
+});
+
+describe('decideRetry', () => {
+  it('retries a retryable error while receives remain, marking service outages', () => {
+    expect(decideRetry(facts({}))).toMatchObject({
+      kind: 'retry',
+      outage: true,
+      reason: { code: 'DOCGEN_UNAVAILABLE' },
+    });
+    const other = decideRetry(
+      facts({ error: new DocrelayError('QUEUE_UNAVAILABLE', 'q', { retryable: true }) }),
+    );
+    expect(other).toMatchObject({ kind: 'retry', outage: false });
+  });
+
+  it('takes an unknown error as retryable, without leaking its text', () => {
+    expect(decideRetry(facts({ error: new TypeError('secret-ish detail') }))).toMatchObject({
+      kind: 'retry',
+      reason: { code: 'INTERNAL', message: 'unexpected error (see the worker logs)' },
+    });
+  });
+
+  it('fails a non-retryable error at once', () => {
+    expect(decideRetry(facts({ error: new DocgenBadRequestError('400 bad') }))).toEqual({
+      kind: 'fail',
+      error: { code: 'DOCGEN_BAD_REQUEST', message: '400 bad' },
+    });
+  });
+
+  it('requeues a service outage at the last receive while the outage budget lasts', () => {
+    expect(decideRetry(facts({ receiveCount: 3 }))).toMatchObject({ kind: 'requeue' });
+    expect(decideRetry(facts({ receiveCount: 3, error: new DocgenTimeoutError('t') }))).toMatchObject({
+      kind: 'requeue',
+    });
+  });
+
+  it('gives up at the last receive when the budget is spent, requeueing is impossible, or it is no outage', () => {
+    for (const f of [
+      facts({ receiveCount: 3, nowMs: 20_000 }),
+      facts({ receiveCount: 3, canRequeue: false }),
+      facts({ receiveCount: 3, error: new DocrelayError('X', 'x', { retryable: true }) }),
+    ]) {
+      const decision = decideRetry(f);
+      expect(decision).toMatchObject({ kind: 'fail', error: { code: 'RETRIES_EXHAUSTED' } });
+      expect(decision.kind === 'fail' && decision.lastError).toBeTruthy();
+    }
+  });
+
+  it('keeps the backoff growing with attempts after a requeue restarted the receive count', () => {
+    const early = decideRetry(facts({ receiveCount: 1, attempts: 1, random: 0.999 }));
+    const late = decideRetry(facts({ receiveCount: 1, attempts: 6, random: 0.999 }));
+    expect(early.kind === 'retry' && late.kind === 'retry' && late.delaySeconds > early.delaySeconds).toBe(
+      true,
+    );
+  });
+});
+
+describe('isServiceOutage and describeFailure', () => {
+  it('names 429, 5xx, timeouts and network errors as outages', () => {
+    expect(isServiceOutage(new DocgenNetworkError('n'))).toBe(true);
+    expect(isServiceOutage(new DocgenRateLimitedError('r'))).toBe(true);
+    expect(isServiceOutage(new DocgenBadRequestError('b'))).toBe(false);
+  });
+
+  it('cuts long messages', () => {
+    expect(describeFailure(new DocrelayError('C', 'x'.repeat(5000))).message).toHaveLength(1000);
+  });
+});
