@@ -200,7 +200,7 @@ export async function runColdStart(options: ColdStartOptions): Promise<ResultRow
     for (const name of options.functions ?? FUNCTIONS) {
       const outfile = join(dir, name, 'index.js');
       const result = await esbuild.build({
-        ...settings.options(join(ROOT, 'functions', name, 'handler.ts'), outfile),
+        ...settings.options(join(ROOT, 'functions', 'handlers', name, 'handler.ts'), outfile),
         metafile: true,
       });
       const bytes = (await stat(outfile)).size;
