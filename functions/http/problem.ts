@@ -4,7 +4,7 @@
  * (a retryable failure is a 503 with Retry-After, so a sender tries again later).
  */
 import { DocrelayError } from '../commons/errors';
-import { SignatureError } from '../verify/errors';
+import { SignatureError } from '../senders';
 
 /** An HTTP answer of the API (the shape API Gateway's HTTP API takes from a Lambda). */
 export interface HttpResponse {

@@ -16,7 +16,7 @@ import { MappingError } from '../mapping/errors';
 import type { MappingInput } from '../mapping/evaluate';
 import { evaluateRules } from '../mapping/mapper';
 import type { JobQueue } from '../queue/job-queue';
-import { verifyDelivery } from '../verify';
+import { verifyDelivery } from '../senders';
 
 /** How long a new job may wait for its first worker before the reconciler sends it again. */
 const FIRST_PICKUP_MS = 15 * 60_000;

@@ -10,7 +10,7 @@ import type { Observability } from '../commons/observability';
 import { readApiRequest } from '../http/api-event';
 import { errorResponse, jsonResponse, ProblemError, problemResponse } from '../http/problem';
 import type { Runtime, RuntimeSettings } from '../runtime/runtime';
-import { SignatureError } from '../verify/errors';
+import { SignatureError } from '../senders';
 import { acceptWebhook, type IngestDeps } from './accept-delivery';
 import { recordAccepted } from './record-accepted';
 

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DocrelayError } from '../commons/errors';
+import { redactHeaders as redactSenderHeaders } from '../senders';
 import { openBytes, sealBytes } from './seal';
 
 /** The delivery's input as JSONata sees it, minus the parsed body (kept as its JSON text). */
@@ -22,31 +23,12 @@ const metaSchema = z.strictObject({
 /** DynamoDB items hold 400 KB; a sealed payload must leave room for the rest of the delivery record. */
 export const MAX_SEALED_PAYLOAD_BYTES = 350_000;
 
-const SENSITIVE_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'x-hub-signature',
-  'x-hub-signature-256',
-  'stripe-signature',
-  'x-shopify-hmac-sha256',
-  'x-slack-signature',
-  'webhook-signature',
-  'x-api-key',
-]);
-
 /** Drops headers that carry signatures or credentials, and any header the integration verifies. */
-export function redactHeaders(
+export const redactHeaders = (
   headers: Readonly<Record<string, string>>,
   extra: readonly string[] = [],
-): Record<string, string> {
-  const drop = new Set([...SENSITIVE_HEADERS, ...extra.map((h) => h.toLowerCase())]);
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!drop.has(name) && !name.includes('signature') && !name.includes('token')) kept[name] = value;
-  }
-  return kept;
-}
+): Record<string, string> =>
+  extra.reduce((kept, header) => redactSenderHeaders(kept, { header }), redactSenderHeaders(headers));
 
 const context = (integration: string, deliveryId: string): string => `payload:${integration}:${deliveryId}`;
 
