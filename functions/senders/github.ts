@@ -3,7 +3,7 @@ import { anyHmacMatches, hmacSha256 } from './common/constant-time';
 import { decodeHex } from './common/encoding';
 import { SignatureError } from './common/errors';
 import { readHeader, requireHeader, requireSecrets } from './common/headers';
-import { signingSecret } from './common/signing';
+import { hexDevSecret, signingSecret } from './common/signing';
 import type { SenderScheme } from './types';
 
 const PREFIX = 'sha256=';
@@ -20,6 +20,8 @@ export const github: SenderScheme<'github'> = {
   secretValuePrefixes: [],
   // Not signed: a replay may carry any id (issue 14); a forged id still needs a valid signature.
   deliveryId: { header: DELIVERY, signed: false },
+
+  devSecret: hexDevSecret,
 
   verify({ rawBody, headers, secrets }) {
     const keys = requireSecrets(secrets, 'github');

@@ -2,7 +2,7 @@ import { anyHmacMatches, hmacSha256 as hmacDigest } from './common/constant-time
 import { decodeBase64, decodeHex } from './common/encoding';
 import { SignatureError, SigningError, VerifyConfigError } from './common/errors';
 import { requireHeader, requireSecrets } from './common/headers';
-import { signingSecret } from './common/signing';
+import { hexDevSecret, signingSecret } from './common/signing';
 import type { SenderScheme, VerifyConfig } from './types';
 
 /** The configured signature header as written (for messages); a config without one cannot work. */
@@ -29,6 +29,8 @@ export const hmacSha256: SenderScheme<'hmac-sha256'> = {
   // The configured header is the secret one; redactHeaders adds it from the config.
   secretHeaders: [],
   secretValuePrefixes: [],
+
+  devSecret: hexDevSecret,
 
   verify({ rawBody, headers, secrets, config }) {
     const keys = requireSecrets(secrets, 'hmac-sha256');

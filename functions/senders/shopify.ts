@@ -3,7 +3,7 @@ import { anyHmacMatches, hmacSha256 } from './common/constant-time';
 import { decodeBase64 } from './common/encoding';
 import { SignatureError } from './common/errors';
 import { readHeader, requireHeader, requireSecrets } from './common/headers';
-import { signingSecret } from './common/signing';
+import { hexDevSecret, signingSecret } from './common/signing';
 import type { SenderScheme } from './types';
 
 const SIGNATURE = 'x-shopify-hmac-sha256';
@@ -17,6 +17,8 @@ export const shopify: SenderScheme<'shopify'> = {
   secretHeaders: [SIGNATURE],
   secretValuePrefixes: ['shpss_'],
   deliveryId: { header: DELIVERY, signed: false },
+
+  devSecret: hexDevSecret,
 
   verify({ rawBody, headers, secrets }) {
     const keys = requireSecrets(secrets, 'shopify');

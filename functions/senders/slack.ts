@@ -9,7 +9,7 @@ import {
   toleranceOf,
   toleranceOption,
 } from './common/headers';
-import { signingSecret, unixSeconds } from './common/signing';
+import { hexDevSecret, signingSecret, unixSeconds } from './common/signing';
 import type { SenderScheme } from './types';
 
 const PREFIX = 'v0=';
@@ -29,6 +29,8 @@ export const slack: SenderScheme<'slack'> = {
   // Bot and user tokens pasted where a secret NAME belongs.
   secretValuePrefixes: ['xoxb-', 'xoxp-'],
   deliveryId: { bodyField: 'event_id' },
+
+  devSecret: hexDevSecret,
 
   verify({ rawBody, headers, secrets, config, now }) {
     const keys = requireSecrets(secrets, 'slack');

@@ -98,6 +98,8 @@ export const standardWebhooks: SenderScheme<'standard-webhooks'> = {
   secretValuePrefixes: [SYMMETRIC_PREFIX],
   deliveryId: { header: ID, signed: true },
 
+  devSecret: (random) => `${SYMMETRIC_PREFIX}${random.toString('base64')}`,
+
   verify({ rawBody, headers, secrets, config, now }) {
     const keys = parseKeys(requireSecrets(secrets, 'standard-webhooks'));
     const tolerance = toleranceOf(config.toleranceSeconds);

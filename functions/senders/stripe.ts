@@ -10,7 +10,7 @@ import {
   toleranceOf,
   toleranceOption,
 } from './common/headers';
-import { signingSecret, unixSeconds } from './common/signing';
+import { hexDevSecret, signingSecret, unixSeconds } from './common/signing';
 import type { SenderScheme } from './types';
 
 const SIGNATURE = 'stripe-signature';
@@ -29,6 +29,8 @@ export const stripe: SenderScheme<'stripe'> = {
   // Webhook signing secrets and API keys pasted where a secret NAME belongs.
   secretValuePrefixes: ['whsec_', 'sk_live_', 'sk_test_'],
   deliveryId: { bodyField: 'id' },
+
+  devSecret: hexDevSecret,
 
   verify({ rawBody, headers, secrets, config, now }) {
     const keys = requireSecrets(secrets, 'stripe');

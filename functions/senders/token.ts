@@ -1,7 +1,7 @@
 import { stringsEqual } from './common/constant-time';
 import { SignatureError, VerifyConfigError } from './common/errors';
 import { requireHeader, requireSecrets } from './common/headers';
-import { signingSecret } from './common/signing';
+import { hexDevSecret, signingSecret } from './common/signing';
 import type { SenderScheme } from './types';
 
 const AUTHORIZATION = 'authorization';
@@ -19,6 +19,8 @@ export const token: SenderScheme<'token'> = {
   // A custom header is added from the config by redactHeaders.
   secretHeaders: [AUTHORIZATION],
   secretValuePrefixes: [],
+
+  devSecret: hexDevSecret,
 
   verify({ headers, secrets, config }) {
     const tokens = requireSecrets(secrets, 'token');

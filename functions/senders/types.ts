@@ -111,6 +111,11 @@ export interface SenderScheme<Name extends string = string> {
   readonly secretValuePrefixes: readonly string[];
   /** Where the sender puts its own delivery id; absent when it has none (the body hash is used). */
   readonly deliveryId?: DeliveryIdSource;
+  /**
+   * A development value for one of its secrets (the local stack creates them), in the form the sender's
+   * secrets take, from random bytes; absent for a scheme without secrets.
+   */
+  devSecret?(random: Buffer): string;
   /** Verifies one delivery over its raw bytes; throws SignatureError (refuse, 401) or VerifyConfigError. */
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */

@@ -12,3 +12,6 @@ export function signingSecret(input: SignInput): string {
 
 /** A Unix time in whole seconds, as timestamped senders write it. */
 export const unixSeconds = (now: Date): string => String(Math.floor(now.getTime() / 1000));
+
+/** A development secret of a scheme whose secrets are arbitrary text: `dev_` and hex. */
+export const hexDevSecret = (random: Buffer): string => `dev_${random.toString('hex')}`;
