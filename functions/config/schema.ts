@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { SECRET_VALUE_PREFIXES, SENDER_SCHEMES, schemesTaking, senderScheme } from '../senders/registry';
-import type { OptionRule, VerifyOptionName } from '../senders/types';
+import type { OptionRule, VerifyConfig, VerifyOptionName } from '../senders/types';
 import { checkExpressionSyntax } from './expressions';
 
 /** Placeholders `storage.keyPattern` may use. */
@@ -290,16 +290,17 @@ export const VerifyConfigSchema = z
       });
     }
   })
-  .transform((verify) => {
+  .transform((verify): VerifyConfig => {
     // Scheme defaults are filled here so every consumer (ingest, CLI send, CDK) sees the same values.
-    const out: Record<string, unknown> = { ...verify };
-    if (verify.header !== undefined) out.header = verify.header.toLowerCase();
+    const out: VerifyConfig = { ...verify };
+    if (out.header !== undefined) out.header = out.header.toLowerCase();
     const options = senderScheme(verify.scheme)?.options ?? {};
+    const filled = out as Record<VerifyOptionName, unknown>;
     for (const option of VERIFY_OPTION_NAMES) {
       const fallback = options[option]?.default;
-      if (out[option] === undefined && fallback !== undefined) out[option] = fallback;
+      if (filled[option] === undefined && fallback !== undefined) filled[option] = fallback;
     }
-    return out as typeof verify;
+    return out;
   })
   .describe('How deliveries are verified.');
 
@@ -449,8 +450,6 @@ export type StorageConfig = z.output<typeof StorageConfigSchema>;
 export type IngestConfig = z.output<typeof IngestConfigSchema>;
 /** One integration after validation. */
 export type IntegrationConfig = z.output<typeof IntegrationConfigSchema>;
-/** `verify` after validation (scheme defaults filled, header lower-cased). */
-export type VerifyConfig = z.output<typeof VerifyConfigSchema>;
 /** One document rule after validation. */
 export type DocumentRule = z.output<typeof DocumentRuleSchema>;
 /** A rule's template reference. */
