@@ -6,6 +6,7 @@
 
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
+import { senderScheme, signDelivery } from '../../functions/senders';
 import {
   findIntegration,
   firstLine,
@@ -15,7 +16,6 @@ import {
   readInputFile,
   requirePositionals,
 } from './ops-args';
-import { DELIVERY_ID_HEADERS, signWebhook } from './sign-webhook';
 import { localApiUrl } from './stack-target';
 import { CliError, type CommandRun } from './types';
 
@@ -51,7 +51,8 @@ export const run: CommandRun = async (ctx) => {
     );
   }
   const deliveryId = values['delivery-id'];
-  if (deliveryId !== undefined && DELIVERY_ID_HEADERS[verify.scheme] === undefined) {
+  const idSource = senderScheme(verify.scheme)?.deliveryId;
+  if (deliveryId !== undefined && (idSource === undefined || !('header' in idSource))) {
     throw new CliError(
       `--delivery-id: scheme ${verify.scheme} carries no delivery id header (the id comes from the body or the configured deliveryId); use --header (${USAGE})`,
       2,
@@ -77,7 +78,7 @@ export const run: CommandRun = async (ctx) => {
   const source = new FileSecretSource(settings.secretsFile);
   // Only the first secret signs; reading it names the secret in any error, never its value.
   const secrets = names.length === 0 ? [] : [await source.get(names[0] as string)];
-  const signed = signWebhook({
+  const signed = signDelivery({
     config: verify,
     secrets,
     rawBody,

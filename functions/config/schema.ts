@@ -1,25 +1,13 @@
 /**
  * The one schema of docrelay's YAML configuration: the TypeScript types, the runtime validation and (through
  * `z.toJSONSchema`) the JSON Schema for editors all come from here. The CDK code in lib/ imports it too, so
- * it imports nothing but zod and jsonata (no Node, no Lambda).
+ * it imports nothing but zod, jsonata and the sender registry (no Lambda, no AWS SDK): the verify block's
+ * scheme list and option rules derive from the sender modules.
  */
 import { z } from 'zod';
+import { SECRET_VALUE_PREFIXES, SENDER_SCHEMES, schemesTaking, senderScheme } from '../senders/registry';
+import type { OptionRule, VerifyConfig, VerifyOptionName } from '../senders/types';
 import { checkExpressionSyntax } from './expressions';
-
-/** Verification schemes docrelay knows. */
-export const VERIFY_SCHEMES = [
-  'github',
-  'stripe',
-  'shopify',
-  'slack',
-  'standard-webhooks',
-  'hmac-sha256',
-  'token',
-  'none',
-] as const;
-
-/** One of `VERIFY_SCHEMES`. */
-export type VerifyScheme = (typeof VERIFY_SCHEMES)[number];
 
 /** Placeholders `storage.keyPattern` may use. */
 export const KEY_PATTERN_PLACEHOLDERS = [
@@ -42,26 +30,13 @@ export const KEY_PATTERN_PLACEHOLDERS = [
 /** The default `storage.keyPattern`. */
 export const DEFAULT_KEY_PATTERN = '{integration}/{yyyy}/{MM}/{dd}/{jobId}/{filename}';
 
-/** Default tolerance of timestamped signatures (stripe, slack, standard-webhooks), in seconds. */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
-
 /** Largest `ingest.maxBodyBytes`: below API Gateway's 10 MB and Lambda's 6 MB synchronous payload limits. */
 export const MAX_BODY_BYTES_LIMIT = 6_000_000;
-
-// Which schemes take each scheme-specific option; anything else is rejected with this list in the message.
-const OPTION_SCHEMES = {
-  header: ['hmac-sha256', 'token'],
-  encoding: ['hmac-sha256'],
-  prefix: ['hmac-sha256'],
-  toleranceSeconds: ['stripe', 'slack', 'standard-webhooks'],
-  allowUnsigned: ['none'],
-} as const satisfies Record<string, readonly VerifyScheme[]>;
 
 const URL_SAFE_ID = /^[a-z0-9][a-z0-9-_]{0,63}$/i;
 const LOOPBACK_HOST = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 // Secrets Manager's name alphabet; a pasted secret *value* usually breaks it or has a telltale prefix.
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
-const SECRET_VALUE_PREFIXES = ['whsec_', 'sk_live_', 'sk_test_', 'shpss_', 'xoxb-', 'xoxp-'];
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -245,85 +220,99 @@ export const JobsConfigSchema = z
       ),
   })
   .describe('Limits of a job.');
+/** What an option means for one scheme, with its default or that it is required. */
+const ruleText = (rule: OptionRule<unknown>): string =>
+  rule.required !== undefined
+    ? `${rule.describe} (required${rule.mustBe === undefined ? '' : `: ${String(rule.mustBe)}`})`
+    : rule.default !== undefined
+      ? `${rule.describe} (default ${String(rule.default)})`
+      : rule.describe;
+
+/** "a, b: what it means there; c: ..." for an option, from the schemes that take it (same text grouped). */
+const describeOption = (option: VerifyOptionName): string => {
+  const groups = new Map<string, string[]>();
+  for (const scheme of schemesTaking(option)) {
+    const text = ruleText(scheme.options[option] as OptionRule<unknown>);
+    groups.set(text, [...(groups.get(text) ?? []), scheme.name]);
+  }
+  return `${[...groups].map(([text, names]) => `${names.join(', ')}: ${text}`).join('; ')}.`;
+};
+
+// The option fields every scheme shares; which scheme takes which, and their defaults, come from the schemes.
+const verifyOptionFields = {
+  header: z
+    .string()
+    .regex(HEADER_NAME, 'must be an HTTP header name')
+    .optional()
+    .describe(describeOption('header')),
+  encoding: z.enum(['hex', 'base64']).optional().describe(describeOption('encoding')),
+  prefix: z.string().optional().describe(describeOption('prefix')),
+  toleranceSeconds: z
+    .number()
+    .int('must be a whole number')
+    .min(1)
+    .max(86_400)
+    .optional()
+    .describe(describeOption('toleranceSeconds')),
+  allowUnsigned: z.boolean().optional().describe(describeOption('allowUnsigned')),
+} satisfies Record<VerifyOptionName, z.ZodType>;
+
+const VERIFY_OPTION_NAMES = Object.keys(verifyOptionFields) as VerifyOptionName[];
 
 /** `integrations[].verify`: how a delivery's authenticity is checked. */
 export const VerifyConfigSchema = z
   .strictObject({
     scheme: z
-      .enum(VERIFY_SCHEMES, { error: `scheme must be one of ${VERIFY_SCHEMES.join(', ')}` })
+      .enum(SENDER_SCHEMES, { error: `scheme must be one of ${SENDER_SCHEMES.join(', ')}` })
       .describe('Signature scheme of the sender.'),
     secret: z
       .union([secretName, z.array(secretName).min(1, 'give at least one secret name').max(5)])
       .optional()
       .describe('Secret name, or several while a secret is rotated (any of them verifies).'),
-    header: z
-      .string()
-      .regex(HEADER_NAME, 'must be an HTTP header name')
-      .optional()
-      .describe(
-        'hmac-sha256: header carrying the signature (required); token: header (default Authorization).',
-      ),
-    encoding: z.enum(['hex', 'base64']).optional().describe('hmac-sha256: signature encoding (default hex).'),
-    prefix: z.string().optional().describe('hmac-sha256: text before the signature, e.g. "sha256=".'),
-    toleranceSeconds: z
-      .number()
-      .int('must be a whole number')
-      .min(1)
-      .max(86_400)
-      .optional()
-      .describe(
-        `stripe, slack, standard-webhooks: accepted clock skew (default ${DEFAULT_TOLERANCE_SECONDS}).`,
-      ),
-    allowUnsigned: z
-      .boolean()
-      .optional()
-      .describe('none: must be true, to say that accepting unsigned deliveries is intended.'),
+    ...verifyOptionFields,
   })
   .superRefine((verify, ctx) => {
-    for (const [option, schemes] of Object.entries(OPTION_SCHEMES)) {
-      const readonlySchemes: readonly string[] = schemes;
-      if (verify[option as keyof typeof verify] !== undefined && !readonlySchemes.includes(verify.scheme)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [option],
-          message: `scheme ${verify.scheme} does not take ${option} (only ${schemes.join(', ')} ${schemes.length === 1 ? 'does' : 'do'})`,
-        });
-      }
+    const scheme = senderScheme(verify.scheme);
+    if (scheme === undefined) return;
+    for (const option of VERIFY_OPTION_NAMES) {
+      if (verify[option] === undefined || scheme.options[option] !== undefined) continue;
+      const takers = schemesTaking(option).map(({ name }) => name);
+      ctx.addIssue({
+        code: 'custom',
+        path: [option],
+        message: `scheme ${scheme.name} does not take ${option} (only ${takers.join(', ')} ${takers.length === 1 ? 'does' : 'do'})`,
+      });
     }
-    if (verify.scheme === 'none') {
-      if (verify.secret !== undefined) {
-        ctx.addIssue({ code: 'custom', path: ['secret'], message: 'scheme none takes no secret' });
-      }
-      if (verify.allowUnsigned !== true) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['allowUnsigned'],
-          message: 'scheme none accepts unsigned deliveries from anyone: set allowUnsigned: true to confirm',
-        });
-      }
-    } else if (verify.secret === undefined) {
+    if (!scheme.takesSecret && verify.secret !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['secret'], message: `scheme ${scheme.name} takes no secret` });
+    } else if (scheme.takesSecret && verify.secret === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['secret'],
-        message: `scheme ${verify.scheme} requires secret (the name of the secret holding the signing key)`,
+        message: `scheme ${scheme.name} requires secret (the name of the secret holding the signing key)`,
       });
     }
-    if (verify.scheme === 'hmac-sha256' && verify.header === undefined) {
+    for (const option of VERIFY_OPTION_NAMES) {
+      const rule: OptionRule<unknown> | undefined = scheme.options[option];
+      if (rule?.required === undefined) continue;
+      const value = verify[option];
+      if (value !== undefined && (rule.mustBe === undefined || value === rule.mustBe)) continue;
       ctx.addIssue({
         code: 'custom',
-        path: ['header'],
-        message: 'scheme hmac-sha256 requires header (the header carrying the signature)',
+        path: [option],
+        message: `scheme ${scheme.name} requires ${option}${rule.mustBe === undefined ? '' : `: ${String(rule.mustBe)}`} (${rule.required})`,
       });
     }
   })
-  .transform((verify) => {
+  .transform((verify): VerifyConfig => {
     // Scheme defaults are filled here so every consumer (ingest, CLI send, CDK) sees the same values.
-    const out = { ...verify };
+    const out: VerifyConfig = { ...verify };
     if (out.header !== undefined) out.header = out.header.toLowerCase();
-    if (out.scheme === 'token') out.header ??= 'authorization';
-    if (out.scheme === 'hmac-sha256') out.encoding ??= 'hex';
-    if (out.scheme === 'stripe' || out.scheme === 'slack' || out.scheme === 'standard-webhooks') {
-      out.toleranceSeconds ??= DEFAULT_TOLERANCE_SECONDS;
+    const options = senderScheme(verify.scheme)?.options ?? {};
+    const filled = out as Record<VerifyOptionName, unknown>;
+    for (const option of VERIFY_OPTION_NAMES) {
+      const fallback = options[option]?.default;
+      if (filled[option] === undefined && fallback !== undefined) filled[option] = fallback;
     }
     return out;
   })
@@ -476,8 +465,6 @@ export type StorageConfig = z.output<typeof StorageConfigSchema>;
 export type IngestConfig = z.output<typeof IngestConfigSchema>;
 /** One integration after validation. */
 export type IntegrationConfig = z.output<typeof IntegrationConfigSchema>;
-/** `verify` after validation (scheme defaults filled, header lower-cased). */
-export type VerifyConfig = z.output<typeof VerifyConfigSchema>;
 /** One document rule after validation. */
 export type DocumentRule = z.output<typeof DocumentRuleSchema>;
 /** A rule's template reference. */

@@ -13,12 +13,12 @@ import { evaluateRules } from '../mapping/mapper';
 import type { JobQueue } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
 import type { SecretSource } from '../ports/secret-source';
-import { verifyDelivery } from '../verify';
+import { redactHeaders, verifyDelivery } from '../senders';
 import { type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
 import { newJobRecord, type PlannedJob } from './job';
 import { completeOutbox } from './outbox';
-import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, redactHeaders, sealPayload } from './payload';
+import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, sealPayload } from './payload';
 
 /** What accepting a delivery needs. */
 export interface IngestDeps {
@@ -112,11 +112,10 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const deliveryId = await resolveDeliveryId(integration, input, request.rawBody, 'webhook').catch(
     rethrowMapping,
   );
-  const extraHeaders = verify.header === undefined ? [] : [verify.header];
   return acceptDelivery(deps, integration, {
     deliveryId,
     input,
-    payload: { bodyText, headers: redactHeaders(request.headers, extraHeaders), query: { ...request.query } },
+    payload: { bodyText, headers: redactHeaders(request.headers, verify), query: { ...request.query } },
   });
 }
 

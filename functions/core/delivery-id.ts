@@ -1,30 +1,16 @@
 /**
  * The delivery id: the key that makes a redelivered webhook a duplicate. Taken from the configured
- * `deliveryId` expression, else the sender's own id (per verify scheme), else the SHA-256 of the raw body,
+ * `deliveryId` expression, else the sender's own id (functions/senders), else the SHA-256 of the raw body,
  * which is stable across a sender's retries of the same delivery.
  */
 import { createHash } from 'node:crypto';
 import type { CompiledIntegration } from '../config/compile';
-import type { VerifyScheme } from '../config/schema';
 import { MappingError } from '../mapping/errors';
 import { evaluateExpression, type MappingInput, prepareInput } from '../mapping/evaluate';
+import { senderDeliveryId } from '../senders';
 
 /** Longest accepted delivery id; longer values fall back to the body hash. */
 export const MAX_DELIVERY_ID_LENGTH = 256;
-
-/** Where each scheme's sender puts its own delivery id (documented in docs/configuration.md). */
-export const DEFAULT_DELIVERY_ID: Readonly<
-  Record<VerifyScheme, { header: string } | { bodyField: string } | undefined>
-> = {
-  github: { header: 'x-github-delivery' },
-  stripe: { bodyField: 'id' },
-  shopify: { header: 'x-shopify-webhook-id' },
-  'standard-webhooks': { header: 'webhook-id' },
-  slack: { bodyField: 'event_id' },
-  'hmac-sha256': undefined,
-  token: undefined,
-  none: undefined,
-};
 
 /** How the delivery arrived: an EventBridge event's id is always its delivery id. */
 export type DeliveryOrigin = 'webhook' | 'event';
@@ -75,17 +61,8 @@ export async function resolveDeliveryId(
     });
     if (!outcome.ok) throw new MappingError([outcome.problem], { integration: integration.id });
     candidate = outcome.value;
-  } else {
-    const scheme = integration.config.verify?.scheme;
-    const source = scheme === undefined ? undefined : DEFAULT_DELIVERY_ID[scheme];
-    if (source !== undefined) {
-      candidate =
-        'header' in source
-          ? Object.hasOwn(input.headers, source.header)
-            ? input.headers[source.header]
-            : undefined
-          : field(source.bodyField);
-    }
+  } else if (integration.config.verify !== undefined) {
+    candidate = senderDeliveryId(integration.config.verify, input);
   }
   return validDeliveryId(candidate) ?? bodyHashDeliveryId(rawBody);
 }

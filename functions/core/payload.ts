@@ -22,32 +22,6 @@ const metaSchema = z.strictObject({
 /** DynamoDB items hold 400 KB; a sealed payload must leave room for the rest of the delivery record. */
 export const MAX_SEALED_PAYLOAD_BYTES = 350_000;
 
-const SENSITIVE_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'x-hub-signature',
-  'x-hub-signature-256',
-  'stripe-signature',
-  'x-shopify-hmac-sha256',
-  'x-slack-signature',
-  'webhook-signature',
-  'x-api-key',
-]);
-
-/** Drops headers that carry signatures or credentials, and any header the integration verifies. */
-export function redactHeaders(
-  headers: Readonly<Record<string, string>>,
-  extra: readonly string[] = [],
-): Record<string, string> {
-  const drop = new Set([...SENSITIVE_HEADERS, ...extra.map((h) => h.toLowerCase())]);
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!drop.has(name) && !name.includes('signature') && !name.includes('token')) kept[name] = value;
-  }
-  return kept;
-}
-
 const context = (integration: string, deliveryId: string): string => `payload:${integration}:${deliveryId}`;
 
 /**

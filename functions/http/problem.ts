@@ -6,7 +6,7 @@
  */
 import { DocrelayError } from '../commons/errors';
 import { DeliveryRefusedError, type RefusalReason } from '../core/errors';
-import { SignatureError } from '../verify/errors';
+import { SignatureError } from '../senders';
 
 /** An HTTP answer of the API (the shape API Gateway's HTTP API takes from a Lambda). */
 export interface HttpResponse {

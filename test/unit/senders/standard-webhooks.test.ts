@@ -6,7 +6,7 @@ import {
   sign as signEd25519,
 } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { verifyDelivery } from '../../../functions/verify';
+import { verifyDelivery } from '../../../functions/senders';
 import {
   BODY,
   BODY_TEXT,

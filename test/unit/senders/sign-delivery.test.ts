@@ -1,11 +1,17 @@
 /**
- * What `docrelay send` signs passes docrelay's own verification, for every scheme, and fails it once the body
+ * What `docrelay send` signs (signDelivery) passes docrelay's own verification, for every scheme, and fails it once the body
  * or the secret differ: the signer is the verifier's mirror image.
  */
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { DELIVERY_ID_HEADERS, SigningError, signWebhook } from '../../../bin/commands/sign-webhook';
-import { SignatureError, type VerifyConfig, verifyDelivery } from '../../../functions/verify';
+import {
+  SENDERS,
+  SignatureError,
+  SigningError,
+  signDelivery,
+  type VerifyConfig,
+  verifyDelivery,
+} from '../../../functions/senders';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const BODY = Buffer.from('{"action":"published","release":{"name":"v1.2.0","tag_name":"v1.2.0"}}');
@@ -47,10 +53,10 @@ const cases: ReadonlyArray<{ name: string; config: VerifyConfig; secret: () => s
   },
 ];
 
-describe('signWebhook', () => {
+describe('signDelivery', () => {
   it.each(cases)('signs $name so that verifyDelivery accepts it', ({ config, secret }) => {
     const value = secret();
-    const headers = signWebhook({ config, secrets: [value], rawBody: BODY, now: NOW });
+    const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
     const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets: [value], now: NOW });
     expect(verified.scheme).toBe(config.scheme);
     // Header names as the ingest sees them: lower-case.
@@ -61,7 +67,7 @@ describe('signWebhook', () => {
     'signs $name over the exact bytes: another body is refused',
     ({ config, secret }) => {
       const value = secret();
-      const headers = signWebhook({ config, secrets: [value], rawBody: BODY, now: NOW });
+      const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
       const other = Buffer.from(JSON.stringify(JSON.parse(BODY.toString()), null, 2));
       expect(() => verifyDelivery({ rawBody: other, headers, config, secrets: [value], now: NOW })).toThrow(
         SignatureError,
@@ -70,7 +76,7 @@ describe('signWebhook', () => {
   );
 
   it.each(cases)('signs $name with the secret given: another secret is refused', ({ config, secret }) => {
-    const headers = signWebhook({ config, secrets: [secret()], rawBody: BODY, now: NOW });
+    const headers = signDelivery({ config, secrets: [secret()], rawBody: BODY, now: NOW });
     expect(() => verifyDelivery({ rawBody: BODY, headers, config, secrets: [secret()], now: NOW })).toThrow(
       SignatureError,
     );
@@ -79,7 +85,7 @@ describe('signWebhook', () => {
   it('signs with the first secret of a rotation list', () => {
     const [current, previous] = [hexSecret(), hexSecret()];
     const config: VerifyConfig = { scheme: 'github', secret: ['a', 'b'] };
-    const headers = signWebhook({ config, secrets: [current, previous], rawBody: BODY, now: NOW });
+    const headers = signDelivery({ config, secrets: [current, previous], rawBody: BODY, now: NOW });
     expect(() =>
       verifyDelivery({ rawBody: BODY, headers, config, secrets: [current], now: NOW }),
     ).not.toThrow();
@@ -87,7 +93,7 @@ describe('signWebhook', () => {
 
   it('makes a Standard Webhooks signature the standardwebhooks package verifies', () => {
     const secret = whsec();
-    const headers = signWebhook({
+    const headers = signDelivery({
       config: { scheme: 'standard-webhooks', secret: 's' },
       secrets: [secret],
       rawBody: BODY,
@@ -100,7 +106,7 @@ describe('signWebhook', () => {
   it('timestamps stripe, slack and standard-webhooks with the signing time', () => {
     const seconds = String(Math.floor(NOW.getTime() / 1000));
     const sign = (config: VerifyConfig, secret: string) =>
-      signWebhook({ config, secrets: [secret], rawBody: BODY, now: NOW });
+      signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW });
     expect(sign({ scheme: 'stripe' }, hexSecret())['stripe-signature']).toMatch(
       new RegExp(`^t=${seconds},v1=[0-9a-f]{64}$`),
     );
@@ -109,11 +115,18 @@ describe('signWebhook', () => {
   });
 
   it('puts the given delivery id in the header of each scheme that carries one', () => {
-    for (const [scheme, header] of Object.entries(DELIVERY_ID_HEADERS)) {
-      if (header === undefined) continue;
+    for (const { name: scheme, deliveryId } of SENDERS) {
+      if (deliveryId === undefined || !('header' in deliveryId)) continue;
+      const { header } = deliveryId;
       const config = { scheme } as VerifyConfig;
       const secret = scheme === 'standard-webhooks' ? whsec() : hexSecret();
-      const headers = signWebhook({ config, secrets: [secret], rawBody: BODY, now: NOW, deliveryId: 'd-42' });
+      const headers = signDelivery({
+        config,
+        secrets: [secret],
+        rawBody: BODY,
+        now: NOW,
+        deliveryId: 'd-42',
+      });
       expect(headers[header]).toBe('d-42');
       const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets: [secret], now: NOW });
       expect(verified.deliveryId).toBe('d-42');
@@ -123,20 +136,20 @@ describe('signWebhook', () => {
   it('adds the GitHub event name guessed from the payload and a new delivery id each time', () => {
     const config: VerifyConfig = { scheme: 'github' };
     const secret = hexSecret();
-    const first = signWebhook({ config, secrets: [secret], rawBody: BODY, now: NOW });
-    const second = signWebhook({ config, secrets: [secret], rawBody: BODY, now: NOW });
+    const first = signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW });
+    const second = signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW });
     expect(first['x-github-event']).toBe('release');
     expect(first['x-github-delivery']).toMatch(/^[0-9a-f-]{36}$/);
     expect(second['x-github-delivery']).not.toBe(first['x-github-delivery']);
     const push = Buffer.from('{"ref":"refs/heads/main","commits":[]}');
-    expect(signWebhook({ config, secrets: [secret], rawBody: push, now: NOW })['x-github-event']).toBe(
+    expect(signDelivery({ config, secrets: [secret], rawBody: push, now: NOW })['x-github-event']).toBe(
       'push',
     );
   });
 
   it('sends nothing for scheme none', () => {
     expect(
-      signWebhook({ config: { scheme: 'none', allowUnsigned: true }, secrets: [], rawBody: BODY, now: NOW }),
+      signDelivery({ config: { scheme: 'none', allowUnsigned: true }, secrets: [], rawBody: BODY, now: NOW }),
     ).toEqual({});
   });
 
@@ -144,7 +157,12 @@ describe('signWebhook', () => {
     const publicKey = `whpk_${randomBytes(32).toString('base64')}`;
     let error: unknown;
     try {
-      signWebhook({ config: { scheme: 'standard-webhooks' }, secrets: [publicKey], rawBody: BODY, now: NOW });
+      signDelivery({
+        config: { scheme: 'standard-webhooks' },
+        secrets: [publicKey],
+        rawBody: BODY,
+        now: NOW,
+      });
     } catch (caught) {
       error = caught;
     }
@@ -154,11 +172,11 @@ describe('signWebhook', () => {
   });
 
   it('refuses a signing scheme without a secret, and a Standard Webhooks secret that is not base64', () => {
-    expect(() => signWebhook({ config: { scheme: 'github' }, secrets: [], rawBody: BODY, now: NOW })).toThrow(
-      /needs a secret/,
-    );
     expect(() =>
-      signWebhook({
+      signDelivery({ config: { scheme: 'github' }, secrets: [], rawBody: BODY, now: NOW }),
+    ).toThrow(/needs a secret/);
+    expect(() =>
+      signDelivery({
         config: { scheme: 'standard-webhooks' },
         secrets: ['whsec_not base64!'],
         rawBody: BODY,

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { verifyDelivery } from '../../../functions/verify';
-import type { VerifyConfig } from '../../../functions/verify/types';
+import type { VerifyConfig } from '../../../functions/senders';
+import { verifyDelivery } from '../../../functions/senders';
 import {
   BODY,
   expectConfigError,

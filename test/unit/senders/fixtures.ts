@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { VerifyConfig, VerifyInput } from '../../../functions/senders';
 import {
   SignatureError,
   type SignatureErrorCode,
   VerifyConfigError,
   verifyDelivery,
-} from '../../../functions/verify';
-import type { VerifyConfig, VerifyInput } from '../../../functions/verify/types';
+} from '../../../functions/senders';
 
 /** A fixed receive time, so tolerance tests never depend on the wall clock. */
 export const NOW = new Date('2026-03-01T12:00:00.000Z');

@@ -1,3 +1,4 @@
+import type { OptionRule } from '../types';
 import { SignatureError, VerifyConfigError } from './errors';
 
 /** Larger header values are refused before any parsing: no sender signs with more than this. */
@@ -8,6 +9,12 @@ export const MAX_SIGNATURES = 32;
 
 /** Default timestamp tolerance, as Stripe, Slack and Standard Webhooks document it. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** The `toleranceSeconds` option of a timestamped scheme, with the default its sender documents. */
+export const toleranceOption = (defaultSeconds = DEFAULT_TOLERANCE_SECONDS): OptionRule<number> => ({
+  describe: 'accepted clock skew, in seconds',
+  default: defaultSeconds,
+});
 
 /**
  * Reads a header by lower-cased name. `display` is the documented spelling used in messages.
@@ -49,8 +56,11 @@ export function parseUnixSeconds(text: string, display: string): number {
 }
 
 /** The configured tolerance, validated; a bad value is a configuration error, not the sender's fault. */
-export function toleranceOf(toleranceSeconds: number | undefined): number {
-  const tolerance = toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+export function toleranceOf(
+  toleranceSeconds: number | undefined,
+  defaultSeconds = DEFAULT_TOLERANCE_SECONDS,
+): number {
+  const tolerance = toleranceSeconds ?? defaultSeconds;
   if (!Number.isFinite(tolerance) || tolerance < 0) {
     throw new VerifyConfigError('verify.toleranceSeconds must be a non-negative number');
   }

@@ -1,4 +1,4 @@
-import { verifyDelivery } from '../../../functions/verify';
+import { verifyDelivery } from '../../../functions/senders';
 import {
   BODY,
   BODY_TEXT,

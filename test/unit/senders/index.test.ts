@@ -1,11 +1,16 @@
 import { createHmac } from 'node:crypto';
-import { SignatureError, VERIFY_SCHEMES, VerifyConfigError, verifyDelivery } from '../../../functions/verify';
-import type { VerifyConfig } from '../../../functions/verify/types';
+import type { VerifyConfig } from '../../../functions/senders';
+import {
+  SENDER_SCHEMES,
+  SignatureError,
+  VerifyConfigError,
+  verifyDelivery,
+} from '../../../functions/senders';
 import { BODY, expectConfigError, input, NOW_S, randomSecret } from './fixtures';
 
 describe('verifyDelivery', () => {
   it('knows exactly the schemes the config file documents', () => {
-    expect([...VERIFY_SCHEMES].sort()).toEqual(
+    expect([...SENDER_SCHEMES].sort()).toEqual(
       ['github', 'hmac-sha256', 'none', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'].sort(),
     );
   });

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { verifyDelivery } from '../../../functions/verify';
+import { verifyDelivery } from '../../../functions/senders';
 import { BODY, expectRefused, input, RESERIALISED, randomSecret, tamper } from './fixtures';
 
 // Shopify documents no signing helper for Node: its docs compute HMAC-SHA256 of the raw body with the app's

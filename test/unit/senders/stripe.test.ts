@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
-import { verifyDelivery } from '../../../functions/verify';
+import { verifyDelivery } from '../../../functions/senders';
 import { BODY, BODY_TEXT, expectRefused, input, NOW_S, RESERIALISED, randomSecret, tamper } from './fixtures';
 
 // Only the offline test-header helper and the signature checker are used: no request leaves the process.

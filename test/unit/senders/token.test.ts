@@ -1,4 +1,4 @@
-import { verifyDelivery } from '../../../functions/verify';
+import { verifyDelivery } from '../../../functions/senders';
 import { expectConfigError, expectRefused, input, randomSecret } from './fixtures';
 
 const token = randomSecret();

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { verifySlackRequest } from '@slack/bolt';
 import fc from 'fast-check';
-import { verifyDelivery } from '../../../functions/verify';
+import { verifyDelivery } from '../../../functions/senders';
 import { BODY, expectRefused, input, NOW, NOW_S, RESERIALISED, randomSecret, tamper } from './fixtures';
 
 const secret = randomSecret();

@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync, randomBytes, sign as signEd25519 } from 'node:crypto';
 import fc from 'fast-check';
-import { SignatureError, VerifyConfigError, verifyDelivery } from '../../../functions/verify';
-import type { VerifyConfig } from '../../../functions/verify/types';
+import type { VerifyConfig } from '../../../functions/senders';
+import { SignatureError, VerifyConfigError, verifyDelivery } from '../../../functions/senders';
 import { expectNoLeak, NOW, NOW_S, randomSecret, thrown } from './fixtures';
 
 const secret = randomSecret('whsec_');

@@ -1,4 +1,4 @@
-import { DocrelayError } from '../commons/errors';
+import { DocrelayError } from '../../commons/errors';
 
 /** Why a delivery was refused; all of them map to HTTP 401. */
 export type SignatureErrorCode =
@@ -29,5 +29,14 @@ export class VerifyConfigError extends DocrelayError {
 
   constructor(message: string) {
     super('VERIFY_CONFIG_INVALID', message, { retryable: false });
+  }
+}
+
+/** A delivery cannot be signed (`docrelay send`); the message says why, never with a secret value. */
+export class SigningError extends DocrelayError {
+  declare readonly code: 'SIGNING_IMPOSSIBLE';
+
+  constructor(message: string) {
+    super('SIGNING_IMPOSSIBLE', message, { retryable: false });
   }
 }

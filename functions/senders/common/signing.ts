@@ -1,0 +1,17 @@
+import type { SignInput } from '../types';
+import { SigningError } from './errors';
+
+/** The secret that signs: the first configured one (during a rotation the new secret is listed first). */
+export function signingSecret(input: SignInput): string {
+  const first = input.secrets[0];
+  if (first === undefined || first === '') {
+    throw new SigningError(`verify scheme ${input.config.scheme} needs a secret to sign with`);
+  }
+  return first;
+}
+
+/** A Unix time in whole seconds, as timestamped senders write it. */
+export const unixSeconds = (now: Date): string => String(Math.floor(now.getTime() / 1000));
+
+/** A development secret of a scheme whose secrets are arbitrary text: `dev_` and hex. */
+export const hexDevSecret = (random: Buffer): string => `dev_${random.toString('hex')}`;

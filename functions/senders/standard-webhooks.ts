@@ -1,0 +1,177 @@
+import { createPublicKey, type KeyObject, randomUUID, verify as verifySignature } from 'node:crypto';
+import { anyHmacMatches, hmacSha256 } from './common/constant-time';
+import { decodeBase64 } from './common/encoding';
+import { SignatureError, SigningError, VerifyConfigError } from './common/errors';
+import {
+  assertWithinTolerance,
+  MAX_SIGNATURES,
+  parseUnixSeconds,
+  requireHeader,
+  requireSecrets,
+  toleranceOf,
+  toleranceOption,
+} from './common/headers';
+import { signingSecret, unixSeconds } from './common/signing';
+import type { SenderScheme } from './types';
+
+const ID = 'webhook-id';
+const TIMESTAMP = 'webhook-timestamp';
+const SIGNATURE = 'webhook-signature';
+
+/**
+ * At most this many v1a (ed25519) signatures of one header are tried, each against every whpk_ key over the
+ * whole body: a sender signs with one key, two while it rotates.
+ */
+export const MAX_ED25519_SIGNATURES_TRIED = 4;
+
+const SYMMETRIC_PREFIX = 'whsec_';
+const PUBLIC_KEY_PREFIX = 'whpk_';
+const PRIVATE_KEY_PREFIX = 'whsk_';
+
+interface Keys {
+  symmetric: Buffer[];
+  publicKeys: KeyObject[];
+}
+
+/** Sorts the configured secrets into HMAC keys (whsec_, or bare base64 as the package allows) and ed25519 public keys (whpk_). */
+function parseKeys(secrets: readonly string[]): Keys {
+  const keys: Keys = { symmetric: [], publicKeys: [] };
+  // Messages name the position only: a secret's value never enters an error.
+  secrets.forEach((secret, index) => {
+    if (secret.startsWith(PRIVATE_KEY_PREFIX)) {
+      throw new VerifyConfigError(
+        `standard-webhooks secret #${index + 1} is a whsk_ private key; configure the sender's whpk_ public key`,
+      );
+    }
+    if (secret.startsWith(PUBLIC_KEY_PREFIX)) {
+      const raw = decodeBase64(secret.slice(PUBLIC_KEY_PREFIX.length));
+      if (raw?.length !== 32) {
+        throw new VerifyConfigError(
+          `standard-webhooks secret #${index + 1} is not a whpk_ base64 32-byte ed25519 public key`,
+        );
+      }
+      try {
+        keys.publicKeys.push(
+          createPublicKey({
+            key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+            format: 'jwk',
+          }),
+        );
+      } catch {
+        throw new VerifyConfigError(
+          `standard-webhooks secret #${index + 1} is not a valid ed25519 public key`,
+        );
+      }
+      return;
+    }
+    const body = secret.startsWith(SYMMETRIC_PREFIX) ? secret.slice(SYMMETRIC_PREFIX.length) : secret;
+    const key = decodeBase64(body);
+    if (key === undefined) {
+      throw new VerifyConfigError(`standard-webhooks secret #${index + 1} is not a whsec_ base64 secret`);
+    }
+    keys.symmetric.push(key);
+  });
+  return keys;
+}
+
+/** ed25519 verification that answers false (never throws) for a signature or key OpenSSL rejects. */
+function ed25519Verifies(message: Buffer, key: KeyObject, signature: Buffer): boolean {
+  try {
+    return verifySignature(null, message, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Standard Webhooks: `webhook-signature` is a space-separated list of `v1,<base64 HMAC-SHA256>` (whsec_
+ * secrets) and `v1a,<base64 ed25519>` (whpk_ public keys) over `${webhook-id}.${webhook-timestamp}.${body}`;
+ * any one matching is enough. The timestamp must be within the tolerance both ways, and is checked before
+ * any signature, as the reference library does, so a stale or unsigned request costs no signature work.
+ * The delivery id is `webhook-id`, which the signature covers.
+ */
+export const standardWebhooks: SenderScheme<'standard-webhooks'> = {
+  name: 'standard-webhooks',
+  takesSecret: true,
+  options: { toleranceSeconds: toleranceOption() },
+  secretHeaders: [SIGNATURE],
+  secretValuePrefixes: [SYMMETRIC_PREFIX],
+  deliveryId: { header: ID, signed: true },
+
+  devSecret: (random) => `${SYMMETRIC_PREFIX}${random.toString('base64')}`,
+
+  verify({ rawBody, headers, secrets, config, now }) {
+    const keys = parseKeys(requireSecrets(secrets, 'standard-webhooks'));
+    const tolerance = toleranceOf(config.toleranceSeconds);
+    const id = requireHeader(headers, ID, 'webhook-id');
+    const timestamp = requireHeader(headers, TIMESTAMP, 'webhook-timestamp');
+    const header = requireHeader(headers, SIGNATURE, 'webhook-signature');
+    const seconds = parseUnixSeconds(timestamp, 'webhook-timestamp');
+    assertWithinTolerance(seconds, now, tolerance);
+
+    const entries = header.split(' ').filter((entry) => entry !== '');
+    if (entries.length > MAX_SIGNATURES) {
+      throw new SignatureError('SIGNATURE_MALFORMED', 'webhook-signature header has too many signatures');
+    }
+    const hmacs: Buffer[] = [];
+    const ed25519: Buffer[] = [];
+    let known = 0;
+    for (const entry of entries) {
+      const comma = entry.indexOf(',');
+      const version = comma < 0 ? entry : entry.slice(0, comma);
+      const signature = comma < 0 ? undefined : decodeBase64(entry.slice(comma + 1));
+      // Unknown versions are skipped, as the spec asks, so senders can add schemes without breaking receivers.
+      if (version === 'v1') {
+        known += 1;
+        if (signature?.length === 32) hmacs.push(signature);
+      } else if (version === 'v1a') {
+        known += 1;
+        // Each ed25519 check runs over the whole body per key: only the first few are tried.
+        if (signature?.length === 64 && ed25519.length < MAX_ED25519_SIGNATURES_TRIED)
+          ed25519.push(signature);
+      }
+    }
+    if (known === 0) {
+      throw new SignatureError('SIGNATURE_MALFORMED', 'webhook-signature header has no v1 or v1a signature');
+    }
+
+    let matched = anyHmacMatches(keys.symmetric, [id, '.', timestamp, '.', rawBody], hmacs);
+    if (!matched && ed25519.length > 0 && keys.publicKeys.length > 0) {
+      // ed25519 is one-shot in node:crypto, so this is the one place the body is copied, and only when needed.
+      const message = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]);
+      matched = keys.publicKeys.some((key) =>
+        ed25519.some((signature) => ed25519Verifies(message, key, signature)),
+      );
+    }
+    if (!matched) {
+      throw new SignatureError('SIGNATURE_INVALID', 'no webhook-signature signature matches the body');
+    }
+    return { scheme: 'standard-webhooks', deliveryId: id, timestamp: new Date(seconds * 1000) };
+  },
+
+  sign(input) {
+    const id = input.deliveryId ?? `msg_${(input.newId ?? randomUUID)().replace(/-/g, '')}`;
+    const t = unixSeconds(input.now);
+    const key = signingKey(signingSecret(input));
+    return {
+      [ID]: id,
+      [TIMESTAMP]: t,
+      [SIGNATURE]: `v1,${hmacSha256(key, [id, '.', t, '.', input.rawBody]).toString('base64')}`,
+    };
+  },
+};
+
+/** The HMAC key of a Standard Webhooks secret (`whsec_` + base64, or bare base64 as the library allows). */
+function signingKey(secret: string): Buffer {
+  if (secret.startsWith(PUBLIC_KEY_PREFIX) || secret.startsWith(PRIVATE_KEY_PREFIX)) {
+    // v1a: the receiver holds the sender's public key; only the sender's private key can sign.
+    throw new SigningError(
+      'this integration verifies ed25519 (v1a) signatures with the sender public key: send cannot sign without the private key (sign with the sender library)',
+    );
+  }
+  const key = decodeBase64(
+    secret.startsWith(SYMMETRIC_PREFIX) ? secret.slice(SYMMETRIC_PREFIX.length) : secret,
+  );
+  if (key === undefined) throw new SigningError('the standard-webhooks secret is not a whsec_ base64 secret');
+  return key;
+}

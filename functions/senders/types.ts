@@ -1,0 +1,123 @@
+/**
+ * What a sender scheme is: everything docrelay knows about one family of webhook senders, in one object.
+ * Each scheme's module exports one `SenderScheme`; the registry derives every list from them.
+ */
+import type { SenderName } from './registry';
+
+/** An integration's `verify` block, as written in the config file (secret names, not values). */
+export interface VerifyConfig extends VerifyOptions {
+  /** Which sender's signature scheme to check. */
+  scheme: SenderName;
+  /** Secret NAME(s); several allow rotation. Resolved to values by the caller. */
+  secret?: string | string[];
+}
+
+/** The scheme-specific options of a `verify` block; which scheme takes which is each scheme's `options`. */
+export interface VerifyOptions {
+  /** The header carrying the signature or token (lower-cased by the config loader). */
+  header?: string;
+  /** How the digest is written. */
+  encoding?: 'hex' | 'base64';
+  /** A literal the header value must start with, stripped before decoding, e.g. `sha256=`. */
+  prefix?: string;
+  /** Largest allowed distance between the signed timestamp and now, in seconds. */
+  toleranceSeconds?: number;
+  /** Must be true to accept unsigned deliveries. */
+  allowUnsigned?: boolean;
+}
+
+/** The name of one scheme-specific option. */
+export type VerifyOptionName = keyof VerifyOptions;
+
+/** How one scheme uses one option: the config schema derives its checks, defaults and description from it. */
+export interface OptionRule<T> {
+  /** What the option means for this scheme, for the JSON Schema description, e.g. `header carrying the signature`. */
+  readonly describe: string;
+  /** The value filled in when the option is left out. */
+  readonly default?: T;
+  /** When set, a config without the option is refused; the text says why, e.g. `the header carrying the signature`. */
+  readonly required?: string;
+  /** The one value accepted (with `required`: `allowUnsigned: true`). */
+  readonly mustBe?: T;
+}
+
+/** The options one scheme takes; any other is refused by the config schema, naming the schemes that take it. */
+export type SchemeOptions = { readonly [K in VerifyOptionName]?: OptionRule<NonNullable<VerifyOptions[K]>> };
+
+/** Where a sender puts its own id for a delivery, the default deduplication key. */
+export type DeliveryIdSource =
+  | {
+      /** Lower-case header name, e.g. `x-github-delivery`. */
+      readonly header: string;
+      /** Whether the signature covers the header (an unsigned id can be changed by whoever replays a delivery). */
+      readonly signed: boolean;
+    }
+  | {
+      /** Top-level field of the JSON body, e.g. Stripe's `id`; the body is what the signature covers. */
+      readonly bodyField: string;
+    };
+
+/** Everything one verification needs; nothing here is parsed from JSON yet. */
+export interface VerifyInput {
+  /** The request body exactly as received: signatures cover these bytes, never a re-serialised body. */
+  rawBody: Buffer;
+  /** Header names lower-cased; a repeated header joined by ', '. */
+  headers: Readonly<Record<string, string>>;
+  /** The integration's verify block. */
+  config: VerifyConfig;
+  /** Resolved secret VALUES in config order; any one may match (rotation). */
+  secrets: readonly string[];
+  /** The receive time, injected so tolerance checks are testable. */
+  now: Date;
+}
+
+/** What a successful verification tells the caller about the delivery. */
+export interface VerifiedDelivery {
+  /** The scheme that accepted the delivery. */
+  scheme: string;
+  /** The sender's delivery id when the scheme carries one in a header (webhook-id, X-GitHub-Delivery, ...). */
+  deliveryId?: string;
+  /** The signed timestamp, when the scheme has one. */
+  timestamp?: Date;
+}
+
+/** What signing one delivery as its sender would (`docrelay send`) needs. */
+export interface SignInput {
+  /** The integration's verify block. */
+  readonly config: VerifyConfig;
+  /** Secret VALUES in config order; the first one signs (during a rotation, list the new secret first). */
+  readonly secrets: readonly string[];
+  /** The bytes that will be posted, exactly. */
+  readonly rawBody: Buffer;
+  /** The signing time (timestamped schemes). */
+  readonly now: Date;
+  /** The sender's delivery id, for schemes that carry one in a header; a new one otherwise. */
+  readonly deliveryId?: string;
+  /** New ids. @default randomUUID */
+  readonly newId?: () => string;
+}
+
+/** One sender scheme: all that is known about it. Adding a scheme is one such module and one registry line. */
+export interface SenderScheme<Name extends string = string> {
+  /** The `verify.scheme` value, e.g. `github`. */
+  readonly name: Name;
+  /** Whether the scheme needs `verify.secret` (every scheme but `none`). */
+  readonly takesSecret: boolean;
+  /** The scheme-specific options it takes. */
+  readonly options: SchemeOptions;
+  /** Lower-case names of the headers that carry a signature or credential: never stored or logged. */
+  readonly secretHeaders: readonly string[];
+  /** Prefixes of the sender's secret VALUES (e.g. `whsec_`): the config refuses them where a NAME belongs. */
+  readonly secretValuePrefixes: readonly string[];
+  /** Where the sender puts its own delivery id; absent when it has none (the body hash is used). */
+  readonly deliveryId?: DeliveryIdSource;
+  /**
+   * A development value for one of its secrets (the local stack creates them), in the form the sender's
+   * secrets take, from random bytes; absent for a scheme without secrets.
+   */
+  devSecret?(random: Buffer): string;
+  /** Verifies one delivery over its raw bytes; throws SignatureError (refuse, 401) or VerifyConfigError. */
+  verify(input: VerifyInput): VerifiedDelivery;
+  /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */
+  sign(input: SignInput): Record<string, string>;
+}
