@@ -9,6 +9,7 @@
  * TypeScript sources (tests, `tsx`), the thread registers tsx first, then loads this file. No second script
  * to ship, nothing for esbuild to miss.
  */
+import { createRequire } from 'node:module';
 import { isMainThread, parentPort, type ResourceLimits, Worker, workerData } from 'node:worker_threads';
 import { type CompiledExpression, compileExpression, type ExpressionLimits } from '../config/expressions';
 import type { MappingProblem } from './errors';
@@ -187,7 +188,8 @@ function startThread(resourceLimits: ResourceLimits): Worker {
   const data = { [MARKER]: true };
   if (!__filename.endsWith('.ts')) return new Worker(__filename, { workerData: data, resourceLimits });
   // Resolved here, not in the thread: an eval'd thread resolves from the working directory.
-  const source = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(__filename)});`;
+  const tsx = createRequire(__filename).resolve('tsx/cjs');
+  const source = `require(${JSON.stringify(tsx)}); require(${JSON.stringify(__filename)});`;
   return new Worker(source, { eval: true, workerData: data, resourceLimits });
 }
 
