@@ -16,6 +16,8 @@ const VERSION = 'v2';
 const COMPRESS_ABOVE = 1024;
 const RAW = 0;
 const DEFLATED = 1;
+/** GCM tag length. Node accepts shorter tags on decipher, and a 4-byte tag is forged in about 2^32 tries. */
+const TAG_BYTES = 16;
 
 const keys = new Map<string, Buffer>();
 
@@ -54,10 +56,14 @@ export function sealBytes(parts: readonly Buffer[], secret: string, context: str
 export function openBytes(sealed: string, secret: string, context: string): Buffer | undefined {
   const [version, iv, tag, body] = sealed.split('.');
   if (version !== VERSION || iv === undefined || tag === undefined || body === undefined) return undefined;
+  const authTag = Buffer.from(tag, 'base64url');
+  if (authTag.length !== TAG_BYTES) return undefined;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret), Buffer.from(iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret), Buffer.from(iv, 'base64url'), {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAAD(Buffer.from(context, 'utf8'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    decipher.setAuthTag(authTag);
     const plain = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
     const data = plain.subarray(1);
     return plain[0] === DEFLATED ? inflateRawSync(data) : data;

@@ -3,6 +3,7 @@
  * schema (imported by the CDK code in lib/) checks every expression's syntax with it.
  */
 import jsonata from 'jsonata';
+import { registerSafeBuiltins } from '../mapping/builtins';
 
 /** Bounds on one evaluation, so a hostile payload cannot hang or exhaust the process. */
 export interface ExpressionLimits {
@@ -28,8 +29,10 @@ export interface CompiledExpression {
   readonly source: string;
   /** Config path of the expression, e.g. `integrations[0].documents[1].when`. */
   readonly path: string;
-  /** The compiled expression, already carrying its evaluation bounds. */
+  /** The compiled expression, already carrying its evaluation bounds and the bounded built-ins. */
   readonly expression: jsonata.Expression;
+  /** The bounds it was compiled with (the isolate compiles its own copy with the same). */
+  readonly limits: Required<ExpressionLimits>;
 }
 
 /** A JSONata syntax error, located in the expression text. */
@@ -73,17 +76,45 @@ export function compileExpression(
     stack: bounds.maxDepth,
     sequence: bounds.maxSequence,
   });
-  return { source, path, expression };
+  // Built-ins run to their end between those checks: the ones that grow with their input are bounded.
+  return { source, path, expression: registerSafeBuiltins(expression), limits: bounds };
 }
 
-/** The syntax problem of an expression, or undefined when it compiles. */
+/**
+ * The problem of an expression, or undefined when it compiles and is allowed: a syntax error, or a use of
+ * `$eval`, which evaluates text (a payload field, say) as an expression with every binding in reach.
+ */
 export function checkExpressionSyntax(source: string): ExpressionSyntaxProblem | undefined {
+  let ast: unknown;
   try {
-    jsonata(source);
-    return undefined;
+    ast = jsonata(source).ast();
   } catch (error) {
     return describeSyntaxError(error);
   }
+  const position = findVariable(ast, 'eval');
+  if (position === undefined) return undefined;
+  const where = position === null ? '' : ` at character ${position}`;
+  return {
+    position: position ?? undefined,
+    message: `$eval is not allowed${where}: it runs text (e.g. from the payload) as an expression`,
+  };
+}
+
+/** Position of the first reference to `$name` in a jsonata AST (null when unknown), else undefined. */
+function findVariable(root: unknown, name: string): number | null | undefined {
+  const stack: unknown[] = [root];
+  const seen = new Set<object>(); // the AST shares nodes (ancestry slots)
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const record = node as Record<string, unknown>;
+    if (record.type === 'variable' && record.value === name) {
+      return typeof record.position === 'number' ? record.position : null;
+    }
+    for (const child of Object.values(record)) if (typeof child === 'object') stack.push(child);
+  }
+  return undefined;
 }
 
 /** The literal string an expression consists of (`'gold'`), or undefined when it computes anything. */

@@ -21,16 +21,13 @@ export function bodyHashDeliveryId(rawBody: Buffer): string {
 }
 
 /**
- * A usable delivery id, or undefined: a non-empty string (trimmed) or a finite number, at most
- * `MAX_DELIVERY_ID_LENGTH` characters, without control characters (it ends up in keys and logs).
+ * A usable delivery id, or undefined: a non-empty string (trimmed) or a safe integer, at most
+ * `MAX_DELIVERY_ID_LENGTH` characters, without control characters (it ends up in keys and logs). Other
+ * numbers are refused: above 2^53 two ids can parse to the same double and collide, and fractions print
+ * differently across senders; quote such ids (`$string(id)` only helps if the sender sends a string).
  */
 export function validDeliveryId(value: unknown): string | undefined {
-  const text =
-    typeof value === 'string'
-      ? value.trim()
-      : typeof value === 'number' && Number.isFinite(value)
-        ? String(value)
-        : '';
+  const text = typeof value === 'string' ? value.trim() : Number.isSafeInteger(value) ? String(value) : '';
   if (text === '' || text.length > MAX_DELIVERY_ID_LENGTH) return undefined;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
   return /[\u0000-\u001f\u007f]/.test(text) ? undefined : text;

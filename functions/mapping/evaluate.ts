@@ -3,6 +3,7 @@
  * cannot carry a polluted prototype or a JSONata sequence's extra fields.
  */
 import type { CompiledExpression } from '../config/expressions';
+import { BuiltinLimitError } from './builtins';
 import type { MappingProblem } from './errors';
 
 /** What an expression sees: the body as root, plus `$headers`, `$query` and `$receivedAt`. */
@@ -19,6 +20,12 @@ export interface MappingInput {
 
 /** Deepest nesting of a payload or of a value an expression returns. */
 export const MAX_VALUE_DEPTH = 200;
+
+/**
+ * Largest value an expression may return, counted as values plus string characters: an expression can build
+ * a tree whose subtrees are shared (`[$a, $a]` repeated), tiny in memory but exponential to copy.
+ */
+export const MAX_RESULT_SIZE = 16 * 1024 * 1024;
 
 /** A JSON value, as it leaves an evaluation. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -74,12 +81,29 @@ export async function evaluateExpression(
     return { ok: false, problem: { ...context, ...describeEvaluationError(error, compiled) } };
   }
   try {
-    return { ok: true, value: toJsonValue(raw, 0) };
+    return { ok: true, value: toJsonValue(raw, 0, { left: MAX_RESULT_SIZE }) };
   } catch (error) {
     const message = error instanceof ValueShapeError ? error.message : String(error);
     const code = error instanceof ValueShapeError ? error.code : 'MAPPING_EXPRESSION_FAILED';
     return { ok: false, problem: { ...context, code, message: `${compiled.source}: ${message}` } };
   }
+}
+
+/**
+ * Evaluates expressions in order, in this process, stopping after the first fatal problem (so the result may
+ * be shorter than the list). The isolate runs this in its threads.
+ */
+export async function evaluateAll(
+  expressions: readonly CompiledExpression[],
+  prepared: PreparedInput,
+): Promise<EvaluationOutcome[]> {
+  const outcomes: EvaluationOutcome[] = [];
+  for (const expression of expressions) {
+    const outcome = await evaluateExpression(expression, prepared);
+    outcomes.push(outcome);
+    if (!outcome.ok && isFatalProblem(outcome.problem)) break;
+  }
+  return outcomes;
 }
 
 /** True for problems that mean "stop now": spending more time on this payload is what an attacker wants. */
@@ -92,6 +116,9 @@ function describeEvaluationError(
   error: unknown,
   compiled: CompiledExpression,
 ): Pick<MappingProblem, 'code' | 'message'> {
+  if (error instanceof BuiltinLimitError) {
+    return { code: 'MAPPING_TOO_LARGE', message: `${compiled.source}: ${error.message}` };
+  }
   if (error instanceof RangeError) {
     // Native limits: "Maximum call stack size exceeded" or "Invalid string length".
     const tooDeep = /call stack/i.test(error.message);
@@ -135,10 +162,25 @@ export function defineValue(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** Copies a result into plain JSON: sequences become arrays, functions are refused, own keys only. */
-export function toJsonValue(value: unknown, depth: number): JsonValue | undefined {
+/**
+ * Copies a result into plain JSON: sequences become arrays, functions are refused, own keys only. `budget`
+ * counts values and string characters down from `MAX_RESULT_SIZE`, shared by the whole result.
+ */
+export function toJsonValue(
+  value: unknown,
+  depth: number,
+  budget: { left: number } = { left: MAX_RESULT_SIZE },
+): JsonValue | undefined {
   if (depth > MAX_VALUE_DEPTH) throw new ValueShapeError('MAPPING_TOO_DEEP', 'the result nests too deeply');
   if (value === undefined) return undefined;
+  // A string's length is known without flattening it (concatenation builds ropes), so this check is cheap.
+  budget.left -= typeof value === 'string' ? value.length + 1 : 1;
+  if (budget.left < 0) {
+    throw new ValueShapeError(
+      'MAPPING_TOO_LARGE',
+      `the result is larger than ${MAX_RESULT_SIZE} values and characters`,
+    );
+  }
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (!Number.isFinite(value))
@@ -148,7 +190,7 @@ export function toJsonValue(value: unknown, depth: number): JsonValue | undefine
   if (Array.isArray(value)) {
     const out: JsonValue[] = [];
     for (const item of value) {
-      const copied = toJsonValue(item, depth + 1);
+      const copied = toJsonValue(item, depth + 1, budget);
       if (copied !== undefined) out.push(copied);
     }
     return out;
@@ -159,7 +201,7 @@ export function toJsonValue(value: unknown, depth: number): JsonValue | undefine
   if (typeof value === 'object') {
     const out: { [key: string]: JsonValue } = {};
     for (const key of Object.keys(value)) {
-      const copied = toJsonValue((value as Record<string, unknown>)[key], depth + 1);
+      const copied = toJsonValue((value as Record<string, unknown>)[key], depth + 1, budget);
       if (copied !== undefined) defineValue(out, key, copied);
     }
     return out;

@@ -1,6 +1,10 @@
 /**
  * Mapping a delivery to documents: which rules apply (`evaluateRules`, on the ingest hot path, no template
  * reads), and each rule's `data`, coerced and checked against its template (`mapRule`, at job time).
+ *
+ * `when` runs in this process, with the bounded built-ins: it is on the hot path and a thread hop would
+ * cost more than the evaluation. `data` runs in the isolate (worker threads with a heap cap and a kill timer)
+ * unless told otherwise: it is not hot, and it is where a mapping does its heavy work.
  */
 import type { CompiledIntegration, CompiledRule } from '../config/compile';
 import type { Template } from '../docgen/types';
@@ -8,6 +12,8 @@ import { coerceValue } from './coerce';
 import { MappingError, type MappingProblem } from './errors';
 import {
   defineValue,
+  type EvaluationOutcome,
+  evaluateAll,
   evaluateExpression,
   isFatalProblem,
   type JsonValue,
@@ -15,6 +21,7 @@ import {
   type PreparedInput,
   prepareInput,
 } from './evaluate';
+import { type MappingIsolate, sharedMappingIsolate } from './isolate';
 import {
   chooseTemplateFile,
   propertiesByName,
@@ -37,6 +44,19 @@ export interface MappedDocument {
   /** The chosen template file (the configured `fileId`, or the template's only file). */
   readonly templateFileId?: string;
   readonly data: Record<string, unknown>;
+}
+
+/** Where a rule's `data` expressions run. */
+export interface MapOptions {
+  /** An isolate pool, or `'in-process'` (no hard limits: for callers that are themselves isolated). @default the shared pool */
+  readonly isolate?: MappingIsolate | 'in-process';
+}
+
+function dataEvaluator(options: MapOptions): MappingIsolate['evaluate'] {
+  const isolate = options.isolate ?? sharedMappingIsolate();
+  return isolate === 'in-process'
+    ? evaluateAll
+    : (expressions, input) => isolate.evaluate(expressions, input);
 }
 
 function prepared(input: MappingInput, integration?: string): PreparedInput {
@@ -90,14 +110,16 @@ export async function mapRule(
   rule: CompiledRule,
   input: MappingInput,
   template: Template,
+  options: MapOptions = {},
 ): Promise<MappedDocument> {
-  return mapPrepared(rule, prepared(input, rule.integration), template);
+  return mapPrepared(rule, prepared(input, rule.integration), template, dataEvaluator(options));
 }
 
 async function mapPrepared(
   rule: CompiledRule,
   input: PreparedInput,
   template: Template,
+  evaluate: MappingIsolate['evaluate'],
 ): Promise<MappedDocument> {
   const fail = (problems: MappingProblem[]) => new MappingError(problems, { integration: rule.integration });
   const problems: MappingProblem[] = [];
@@ -106,14 +128,22 @@ async function mapPrepared(
   const properties = propertiesByName(template);
   problems.push(...unknownPropertyProblems(rule, template, properties));
 
+  // Unknown and read-only properties are reported above and not evaluated.
+  const entries = rule.data.flatMap((entry) => {
+    const definition = properties.get(entry.property);
+    return definition === undefined || definition.readOnly === true ? [] : [{ ...entry, definition }];
+  });
+  // One round trip for the whole rule; it stops after a fatal problem, so there may be fewer outcomes.
+  const outcomes: EvaluationOutcome[] = await evaluate(
+    entries.map((entry) => entry.expression),
+    input,
+  );
   const data: Record<string, unknown> = {};
   const gaveNothing = new Set<string>();
-  for (const { property, expression } of rule.data) {
-    const definition = properties.get(property);
-    if (definition === undefined || definition.readOnly === true) continue; // reported above
-    const outcome = await evaluateExpression(expression, input, { rule: rule.name, property });
+  for (const [index, outcome] of outcomes.entries()) {
+    const { property, expression, definition } = entries[index] as (typeof entries)[number];
     if (!outcome.ok) {
-      problems.push(outcome.problem);
+      problems.push({ ...outcome.problem, rule: rule.name, property });
       // Time or depth exhausted: stop here rather than spend the budget again on each property.
       if (isFatalProblem(outcome.problem)) throw fail(problems);
       continue;
@@ -165,7 +195,9 @@ export async function mapDelivery(
   integration: CompiledIntegration,
   input: MappingInput,
   templates: TemplateSource,
+  options: MapOptions = {},
 ): Promise<MappedDocument[]> {
+  const evaluate = dataEvaluator(options);
   const ready = prepared(input, integration.id);
   const rules = await matchRules(integration, ready);
   const documents: MappedDocument[] = [];
@@ -173,7 +205,7 @@ export async function mapDelivery(
   for (const rule of rules) {
     const template = await templates.getTemplate(rule.config.template.id);
     try {
-      documents.push(await mapPrepared(rule, ready, template));
+      documents.push(await mapPrepared(rule, ready, template, evaluate));
     } catch (error) {
       if (!(error instanceof MappingError)) throw error;
       problems.push(...error.problems);

@@ -310,6 +310,31 @@ describe('parseConfig error messages (one per kind)', () => {
     expect(problem.line).toBeGreaterThan(0);
   });
 
+  it.each([
+    [
+      'a data expression',
+      'Customer Name: "customer.name"',
+      'Customer Name: "$eval(customer.name)"',
+      'integrations[0].documents[0].data["Customer Name"]',
+    ],
+    [
+      'a when, through a variable',
+      '        template:',
+      '        when: "($e := $eval; $e(action))"\n        template:',
+      'integrations[0].documents[0].when',
+    ],
+    [
+      'the deliveryId',
+      '    documents:',
+      '    deliveryId: "$eval($headers.x)"\n    documents:',
+      'integrations[0].deliveryId',
+    ],
+  ])('refuses $eval in %s, naming the expression by its path', (_what, from, to, path) => {
+    const problem = onlyProblem(from, to);
+    expect(problem.path).toBe(path);
+    expect(problem.message).toMatch(/^\$eval is not allowed at character \d+: it runs text/);
+  });
+
   it('refuses duplicate rule names within an integration', () => {
     const rule = base.slice(base.indexOf('      - name: invoice'));
     const problems = problemsOf(base + rule);

@@ -42,6 +42,14 @@ describe('sealBytes / openBytes', () => {
     expect(openBytes('garbage', secret, 'payload:a:1')).toBeUndefined();
   });
 
+  it.each([12, 8, 4])('refuses the genuine tag cut to %i bytes (only 16-byte tags open)', (bytes) => {
+    const sealed = sealBytes([Buffer.from('payload')], secret, 'ctx');
+    const [v, iv, tag, body] = sealed.split('.') as [string, string, string, string];
+    const cut = Buffer.from(tag, 'base64url').subarray(0, bytes).toString('base64url');
+    expect(openBytes([v, iv, cut, body].join('.'), secret, 'ctx')).toBeUndefined();
+    expect(openBytes(sealed, secret, 'ctx')?.toString()).toBe('payload');
+  });
+
   it('uses a fresh IV each time, so equal plaintexts seal differently', () => {
     expect(sealBytes([Buffer.from('same')], secret, 'c')).not.toEqual(
       sealBytes([Buffer.from('same')], secret, 'c'),

@@ -64,6 +64,18 @@ describe('resolveDeliveryId', () => {
     await expect(resolveDeliveryId(custom, input({ order: {} }), raw)).resolves.toBe(hash);
   });
 
+  it('falls back to the body hash for an id above 2^53, so two such ids never share a key', async () => {
+    const custom = withScheme('{ scheme: token, secret: s }', '    deliveryId: "order.id"\n');
+    const bodies = ['{"order":{"id":12345678901234567890}}', '{"order":{"id":12345678901234567891}}'];
+    const [a, b] = bodies.map((text) => JSON.parse(text) as { order: { id: number } });
+    expect(a?.order.id).toBe(b?.order.id); // the collision the fallback avoids
+    const ids = await Promise.all(
+      bodies.map((text) => resolveDeliveryId(custom, input(JSON.parse(text)), Buffer.from(text))),
+    );
+    expect(ids[0]).toMatch(/^sha256:/);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
   it('throws a MappingError when the expression fails', async () => {
     const custom = withScheme('{ scheme: token, secret: s }', '    deliveryId: "order.id + 1"\n');
     await expect(resolveDeliveryId(custom, input({ order: { id: 'x' } }), raw)).rejects.toBeInstanceOf(
@@ -88,6 +100,10 @@ describe('resolveDeliveryId', () => {
     ['control characters', 'a\nb', undefined],
     ['an object', { id: 1 }, undefined],
     ['NaN', Number.NaN, undefined],
+    ['the largest safe integer', 2 ** 53 - 1, '9007199254740991'],
+    ['a negative safe integer', -7, '-7'],
+    ['an unsafe integer (above 2^53, digits already lost)', 2 ** 53 + 2, undefined],
+    ['a fraction', 1.5, undefined],
   ])('validates %s', (_what, value, expected) => {
     expect(validDeliveryId(value)).toBe(expected);
   });
