@@ -3,7 +3,7 @@
  * is anything parked in a dead-letter queue, is the worker crashing, is the queue falling behind, are
  * senders getting 5xx. Alarms notify an SNS topic given by the caller or created here.
  */
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
@@ -17,7 +17,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
@@ -155,12 +155,44 @@ export class DocRelayMonitoring extends Construct {
       enforceSSL: true,
       ...(key === undefined ? {} : { masterKey: key }),
     });
+    // enforceSSL gives the topic a policy of its own, which replaces SNS's default one: without this statement
+    // nothing would allow CloudWatch to publish. Only alarms of this account and region may.
+    const stack = Stack.of(this);
+    const cloudWatch = new ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromOwnAlarms = {
+      StringEquals: { 'aws:SourceAccount': stack.account },
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({
+          service: 'cloudwatch',
+          resource: 'alarm',
+          resourceName: '*',
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+    };
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AllowCloudWatchAlarms',
+        principals: [cloudWatch],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromOwnAlarms,
+      }),
+    );
     // Without a customer key the topic stays unencrypted: notifications carry alarm names and metric values
     // only, and the AWS managed SNS key would stop CloudWatch from publishing (its policy cannot be changed).
     if (key !== undefined) {
-      // CloudWatch publishes to an encrypted topic only when the key lets it (a no-op for imported keys,
-      // whose policy the owner must extend; docs/deploy.md says how).
-      key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey');
+      // CloudWatch publishes to an encrypted topic only when the key lets it, under the same conditions (a
+      // no-op for imported keys, whose policy the owner must extend; docs/deploy.md says how).
+      key.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'AllowCloudWatchAlarmsToUseTheKey',
+          principals: [cloudWatch],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: ['*'],
+          conditions: fromOwnAlarms,
+        }),
+      );
     }
     return topic;
   }
