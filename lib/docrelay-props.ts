@@ -116,8 +116,16 @@ export interface DocRelayProps {
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** How often the reconciler re-sends stranded jobs. @default Duration.minutes(5) */
   readonly reconcileEvery?: Duration;
-  /** What happens to the table, created bucket and created secrets when the stack is deleted. @default RemovalPolicy.RETAIN */
+  /**
+   * What happens to the table, the created bucket, secrets and queues, and the log groups when the stack is
+   * deleted. @default RemovalPolicy.RETAIN
+   */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection of the job table: a stack deletion or replacement cannot delete it until it
+   * is turned off. @default true
+   */
+  readonly deletionProtection?: boolean;
   /** Escape hatch for the job table; the key schema, billing, PITR, TTL and encryption are applied over it. */
   readonly tableProps?: Omit<
     TableProps,
@@ -131,6 +139,7 @@ export interface DocRelayProps {
     | 'encryptionKey'
     | 'tableName'
     | 'removalPolicy'
+    | 'deletionProtection'
   >;
   /** Escape hatch for the jobs queue; visibility timeout, dead-letter queue and encryption are applied over it. */
   readonly queueProps?: Omit<
@@ -142,6 +151,7 @@ export interface DocRelayProps {
     | 'enforceSSL'
     | 'queueName'
     | 'fifo'
+    | 'removalPolicy'
   >;
   /** Escape hatch for the HTTP API; stage, routes and authorizers are the construct's. */
   readonly apiProps?: Pick<HttpApiProps, 'description' | 'disableExecuteApiEndpoint' | 'corsPreflight'>;

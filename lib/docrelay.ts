@@ -119,6 +119,7 @@ export class DocRelay extends Construct {
       tableProps: props.tableProps ?? {},
       encryptionKey: key,
       removalPolicy,
+      deletionProtection: props.deletionProtection ?? true,
     });
     // AWS's guidance for SQS event sources: at least six times the function timeout, so a message is not
     // redelivered while a throttled or retried invocation still holds it. It is also a job's lease.
@@ -128,12 +129,14 @@ export class DocRelay extends Construct {
       maxReceiveCount: settings.maxReceiveCount,
       queueProps: props.queueProps ?? {},
       ...(key === undefined ? {} : { encryptionKey: key }),
+      removalPolicy,
     }));
     if (this.config.integrations.some((integration) => integration.eventBridge !== undefined)) {
       this.eventsDeadLetterQueue = buildServiceDeadLetterQueue(
         this,
         'EventsDeadLetters',
         'of the EventBridge rule targets and of the event-ingest function’s asynchronous invocations',
+        removalPolicy,
       );
     }
     this.sealingSecret = buildSealingSecret(this, {
@@ -173,6 +176,7 @@ export class DocRelay extends Construct {
       jobsApiFunction: this.jobsApiFunction,
       ...(props.throttle === undefined ? {} : { throttle: props.throttle }),
       logRetention: settings.logRetention,
+      logRemovalPolicy: removalPolicy,
       ...(props.apiProps === undefined ? {} : { apiProps: props.apiProps }),
     });
     ({ api: this.api, stage: this.stage, accessLogGroup: this.accessLogGroup } = http);
@@ -241,6 +245,7 @@ export class DocRelay extends Construct {
         ...(props.eventBus === undefined ? {} : { [LAMBDA_ENV.eventBusName]: props.eventBus.eventBusArn }),
       },
       logRetention: settings.logRetention,
+      logRemovalPolicy: settings.removalPolicy,
       ...(props.logLevel === undefined ? {} : { logLevel: props.logLevel }),
     };
   }

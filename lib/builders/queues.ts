@@ -1,5 +1,5 @@
 /** The jobs queue with its dead-letter queue, and the dead-letter queues of asynchronous invocations. */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -15,6 +15,7 @@ export interface JobQueuesOptions {
   readonly maxReceiveCount: number;
   readonly queueProps?: Partial<QueueProps>;
   readonly encryptionKey?: IKey;
+  readonly removalPolicy: RemovalPolicy;
 }
 
 /** The jobs queue and its dead-letter queue. */
@@ -34,6 +35,7 @@ export function buildJobQueues(scope: Construct, options: JobQueuesOptions): Job
     ...encryption,
     enforceSSL: true,
     retentionPeriod: DEAD_LETTER_RETENTION,
+    removalPolicy: options.removalPolicy,
   });
   const queue = new Queue(scope, 'JobsQueue', {
     ...options.queueProps,
@@ -41,6 +43,7 @@ export function buildJobQueues(scope: Construct, options: JobQueuesOptions): Job
     enforceSSL: true,
     visibilityTimeout: options.visibilityTimeout,
     deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: options.maxReceiveCount },
+    removalPolicy: options.removalPolicy,
   });
   return { queue, deadLetterQueue };
 }
@@ -50,11 +53,17 @@ export function buildJobQueues(scope: Construct, options: JobQueuesOptions): Job
  * invocations). SQS-managed SSE even with a customer key: those services write here, and a customer key
  * would need their service principals in its policy; what lands here is already on the bus or in the logs.
  */
-export function buildServiceDeadLetterQueue(scope: Construct, id: string, of: string): Queue {
+export function buildServiceDeadLetterQueue(
+  scope: Construct,
+  id: string,
+  of: string,
+  removalPolicy: RemovalPolicy,
+): Queue {
   const queue = new Queue(scope, id, {
     encryption: QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
     retentionPeriod: DEAD_LETTER_RETENTION,
+    removalPolicy,
   });
   acknowledge(queue, 'AwsSolutions-SQS3', `This queue is itself a dead-letter queue: ${of}.`);
   return queue;

@@ -17,6 +17,7 @@ export interface JobTableOptions {
   readonly tableProps?: Partial<TableProps>;
   readonly encryptionKey?: IKey;
   readonly removalPolicy: RemovalPolicy;
+  readonly deletionProtection: boolean;
 }
 
 /** On demand, point-in-time recoverable, expiring items by TTL, with the reconciler's open-jobs index. */
@@ -30,6 +31,7 @@ export function buildJobTable(scope: Construct, options: JobTableOptions): Table
     timeToLiveAttribute: JOB_TABLE.ttlAttribute,
     ...(key === undefined ? {} : { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: key }),
     removalPolicy: options.removalPolicy,
+    deletionProtection: options.deletionProtection,
   });
   table.addGlobalSecondaryIndex({
     indexName: JOB_TABLE.openJobsIndex,
