@@ -12,11 +12,13 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
+  MathExpression,
   Metric,
   TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -46,6 +48,7 @@ export interface DocRelayMonitoringProps {
   readonly reconcilerFunction: IFunction;
   /** Absent when no integration takes EventBridge events. */
   readonly eventIngestFunction?: IFunction;
+  readonly table: ITable;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
   /** Failed EventBridge deliveries; absent when no integration takes events. */
@@ -68,6 +71,14 @@ export class DocRelayMonitoring extends Construct {
   public readonly deadLetterQueueAlarm: Alarm;
   /** The EventBridge deliveries' dead-letter queue holds a message (only with event integrations). */
   public readonly eventsDeadLetterQueueAlarm?: Alarm;
+  /** A message arrived in the jobs dead-letter queue (fires again on every new arrival, not only once). */
+  public readonly deadLetterArrivalsAlarm: Alarm;
+  /** The reconciler failed (its failed invocations also land in the reconciler's failure queue). */
+  public readonly reconcilerErrorsAlarm: Alarm;
+  /** The worker was throttled (reserved or account concurrency exhausted). */
+  public readonly workerThrottlesAlarm: Alarm;
+  /** DynamoDB throttled reads or writes of the job table. */
+  public readonly tableThrottlesAlarm: Alarm;
   /** The worker crashed or timed out. */
   public readonly workerErrorsAlarm: Alarm;
   /** The jobs queue's oldest message is older than the threshold. */
@@ -120,6 +131,49 @@ export class DocRelayMonitoring extends Construct {
         'docrelay: an EventBridge event could not become a delivery and is in the events dead-letter queue.',
       );
     }
+    // The depth's increase, not its level: "not empty" fires once and stays silent while later jobs fail too.
+    // Missing points count as 0, so the first arrival after a quiet spell is an increase.
+    this.deadLetterArrivalsAlarm = alarm(
+      'DeadLetterQueueArrivals',
+      new MathExpression({
+        expression: 'DIFF(FILL(depth, 0))',
+        usingMetrics: {
+          depth: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: FIVE_MINUTES,
+            statistic: 'Maximum',
+          }),
+        },
+        label: 'New dead letters',
+        period: FIVE_MINUTES,
+      }),
+      1,
+      'docrelay: another job failed for good: new messages arrived in the dead-letter queue (npx docrelay dlq list).',
+    );
+    this.reconcilerErrorsAlarm = alarm(
+      'ReconcilerErrors',
+      props.reconcilerFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      1,
+      'docrelay: the reconciler failed; stranded jobs are not re-sent until it succeeds (its failed invocations are in the reconciler failure queue).',
+    );
+    this.workerThrottlesAlarm = alarm(
+      'WorkerThrottles',
+      props.workerFunction.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      1,
+      'docrelay: the worker was throttled (account or reserved concurrency exhausted); jobs wait in the queue.',
+    );
+    const throttled = (metricName: string) =>
+      props.table.metric(metricName, { period: FIVE_MINUTES, statistic: 'Sum' });
+    this.tableThrottlesAlarm = alarm(
+      'TableThrottles',
+      new MathExpression({
+        expression: 'FILL(reads, 0) + FILL(writes, 0)',
+        usingMetrics: { reads: throttled('ReadThrottleEvents'), writes: throttled('WriteThrottleEvents') },
+        label: 'Throttled table requests',
+        period: FIVE_MINUTES,
+      }),
+      1,
+      'docrelay: DynamoDB throttled requests to the job table; ingest may answer 5xx and jobs may be retried.',
+    );
     this.workerErrorsAlarm = alarm(
       'WorkerErrors',
       props.workerFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
@@ -142,6 +196,10 @@ export class DocRelayMonitoring extends Construct {
     this.alarms = [
       this.deadLetterQueueAlarm,
       ...(this.eventsDeadLetterQueueAlarm === undefined ? [] : [this.eventsDeadLetterQueueAlarm]),
+      this.deadLetterArrivalsAlarm,
+      this.reconcilerErrorsAlarm,
+      this.workerThrottlesAlarm,
+      this.tableThrottlesAlarm,
       this.workerErrorsAlarm,
       this.oldestMessageAlarm,
       this.api5xxAlarm,
@@ -248,6 +306,13 @@ export class DocRelayMonitoring extends Construct {
           emf('DeliveriesRefused', 'docrelay-ingest'),
           emf('IngestErrors', 'docrelay-ingest'),
           emf('JobsQueued', 'docrelay-ingest'),
+          ...(props.eventIngestFunction === undefined
+            ? []
+            : [
+                emf('DeliveriesAccepted', 'docrelay-event-ingest'),
+                emf('DuplicateDeliveries', 'docrelay-event-ingest'),
+                emf('JobsQueued', 'docrelay-event-ingest'),
+              ]),
         ],
         width: 12,
       }),

@@ -60,6 +60,8 @@ export class DocRelay extends Construct {
   public readonly queue: Queue;
   /** The jobs dead-letter queue (maxReceiveCount, and jobs the worker failed for good). */
   public readonly deadLetterQueue: Queue;
+  /** Failed reconciler invocations, with their error (the ReconcilerErrors alarm fires too). */
+  public readonly reconcilerFailureQueue: Queue;
   /** Events that could not become deliveries (only with EventBridge integrations). */
   public readonly eventsDeadLetterQueue?: Queue;
   /** The secret sealing payloads and links at rest. */
@@ -139,6 +141,12 @@ export class DocRelay extends Construct {
         removalPolicy,
       );
     }
+    this.reconcilerFailureQueue = buildServiceDeadLetterQueue(
+      this,
+      'ReconcilerFailures',
+      'of the reconciler’s failed scheduled invocations',
+      removalPolicy,
+    );
     this.sealingSecret = buildSealingSecret(this, {
       given: props.sealingSecret,
       encryptionKey: key,
@@ -162,7 +170,7 @@ export class DocRelay extends Construct {
     this.ingestFunction = buildIngestFunction(wiring, sizing.ingest);
     this.workerFunction = buildWorkerFunction(wiring, sizing.worker, { batchSize: settings.batchSize });
     this.jobsApiFunction = buildJobsApiFunction(wiring, sizing.jobsApi);
-    this.reconcilerFunction = buildReconcilerFunction(wiring, sizing.reconciler);
+    this.reconcilerFunction = buildReconcilerFunction(wiring, sizing.reconciler, this.reconcilerFailureQueue);
     if (this.eventsDeadLetterQueue !== undefined) {
       this.eventIngestFunction = buildEventIngestFunction(
         wiring,
@@ -258,6 +266,7 @@ export class DocRelay extends Construct {
       jobsApiFunction: this.jobsApiFunction,
       reconcilerFunction: this.reconcilerFunction,
       ...(this.eventIngestFunction === undefined ? {} : { eventIngestFunction: this.eventIngestFunction }),
+      table: this.table,
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       ...(this.eventsDeadLetterQueue === undefined

@@ -212,15 +212,17 @@ export function buildJobsApiFunction(
 
 /**
  * The scheduled reconciler: lists open items on the open-jobs index, completes deliveries (puts missing jobs,
- * marks them enqueued), renews leases and re-sends jobs.
+ * marks them enqueued), renews leases and re-sends jobs. A failed pass lands in `failureQueue`, with the error.
  */
 export function buildReconcilerFunction(
   wiring: FunctionWiring,
   size: Required<FunctionSizing>,
+  failureQueue: Queue,
 ): DocRelayFunction {
   const fn = newFunction(wiring, 'Reconciler', 'reconciler', size, 'docrelay: re-sends stranded jobs', {
-    // The next tick retries; a failed pass need not be retried asynchronously.
+    // The next tick retries; a failed pass need not be retried asynchronously, but it is kept (and alarmed).
     retryAttempts: 0,
+    onFailure: sendOnlyQueueDestination(failureQueue),
   });
   allow(fn, ['dynamodb:Query'], [`${wiring.table.tableArn}/index/${JOB_TABLE.openJobsIndex}`]);
   allow(fn, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);

@@ -362,7 +362,7 @@ describe('DocRelay with its defaults', () => {
         Value: { 'Fn::GetAtt': [id(relay.queue), 'QueueName'] },
       });
       alarmOn('5xx', 1, { Name: 'ApiId', Value: { Ref: id(relay.api) } });
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
     });
 
     test('a TLS-only alarm topic and a dashboard are created', () => {
@@ -681,8 +681,8 @@ describe('DocRelay with props', () => {
     expect(stack.docRelay.eventIngestFunction).toBeUndefined();
     template.resourceCountIs('AWS::Lambda::Function', 4);
     template.resourceCountIs('AWS::Events::Rule', 1);
-    template.resourceCountIs('AWS::SQS::Queue', 2);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+    template.resourceCountIs('AWS::SQS::Queue', 3);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
   });
 
   test('a worker timeout shorter than twice service.timeoutSeconds is a synth warning', () => {
