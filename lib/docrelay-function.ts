@@ -118,6 +118,10 @@ export interface DocRelayFunctionProps extends FunctionSizing {
   readonly logRetention?: RetentionDays;
   /** Removal policy of the function's log group. @default RemovalPolicy.RETAIN (the CDK default for logs) */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /** CloudWatch namespace of the function's EMF metrics. @default 'docrelay' */
+  readonly metricsNamespace?: string;
+  /** Powertools service name (the metrics' `service` dimension). @default `docrelay-<name>` */
+  readonly serviceName?: string;
   /** Powertools log level. @default 'INFO' */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** One-line description shown in the console. */
@@ -184,8 +188,8 @@ export class DocRelayFunction extends NodejsFunction {
         ...props.environment,
         [LAMBDA_ENV.configPath]: BUNDLED_CONFIG_FILE,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: `docrelay-${props.name}`,
-        POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+        POWERTOOLS_SERVICE_NAME: props.serviceName ?? `docrelay-${props.name}`,
+        POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'docrelay',
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
       },
     });

@@ -26,9 +26,6 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
-/** Namespace of the EMF metrics docrelay's functions publish (functions/commons/observability.ts). */
-export const METRICS_NAMESPACE = 'docrelay';
-
 /** Thresholds of docrelay's alarms. */
 export interface DocRelayAlarmThresholds {
   /** Alarm when the oldest message of the jobs queue is older than this. @default Duration.minutes(30) */
@@ -41,6 +38,10 @@ export interface DocRelayAlarmThresholds {
 
 /** Props of `DocRelayMonitoring`. */
 export interface DocRelayMonitoringProps {
+  /** Namespace of the EMF metrics the functions publish (their POWERTOOLS_METRICS_NAMESPACE). */
+  readonly metricsNamespace: string;
+  /** The Powertools service name (the metrics' `service` dimension) of each function. */
+  readonly serviceNames: Readonly<Record<'ingest' | 'worker' | 'reconciler' | 'event-ingest', string>>;
   readonly api: IHttpApi;
   readonly ingestFunction: IFunction;
   readonly workerFunction: IFunction;
@@ -257,12 +258,16 @@ export class DocRelayMonitoring extends Construct {
 
   private createDashboard(props: DocRelayMonitoringProps): Dashboard {
     const dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    const emf = (metricName: string, service: string, statistic = 'Sum'): Metric =>
+    const emf = (
+      metricName: string,
+      fn: keyof DocRelayMonitoringProps['serviceNames'],
+      statistic = 'Sum',
+    ): Metric =>
       new Metric({
-        namespace: METRICS_NAMESPACE,
+        namespace: props.metricsNamespace,
         metricName,
-        // Powertools Metrics adds the `service` dimension (docrelay-<function>) to every metric.
-        dimensionsMap: { service },
+        // Powertools Metrics adds the `service` dimension (POWERTOOLS_SERVICE_NAME) to every metric.
+        dimensionsMap: { service: props.serviceNames[fn] },
         statistic,
         period: FIVE_MINUTES,
       });
@@ -301,17 +306,17 @@ export class DocRelayMonitoring extends Construct {
       new GraphWidget({
         title: 'Deliveries',
         left: [
-          emf('DeliveriesAccepted', 'docrelay-ingest'),
-          emf('DuplicateDeliveries', 'docrelay-ingest'),
-          emf('DeliveriesRefused', 'docrelay-ingest'),
-          emf('IngestErrors', 'docrelay-ingest'),
-          emf('JobsQueued', 'docrelay-ingest'),
+          emf('DeliveriesAccepted', 'ingest'),
+          emf('DuplicateDeliveries', 'ingest'),
+          emf('DeliveriesRefused', 'ingest'),
+          emf('IngestErrors', 'ingest'),
+          emf('JobsQueued', 'ingest'),
           ...(props.eventIngestFunction === undefined
             ? []
             : [
-                emf('DeliveriesAccepted', 'docrelay-event-ingest'),
-                emf('DuplicateDeliveries', 'docrelay-event-ingest'),
-                emf('JobsQueued', 'docrelay-event-ingest'),
+                emf('DeliveriesAccepted', 'event-ingest'),
+                emf('DuplicateDeliveries', 'event-ingest'),
+                emf('JobsQueued', 'event-ingest'),
               ]),
         ],
         width: 12,
@@ -321,13 +326,13 @@ export class DocRelayMonitoring extends Construct {
       new GraphWidget({
         title: 'Jobs',
         left: [
-          emf('JobsStored', 'docrelay-worker'),
-          emf('JobsFailed', 'docrelay-worker'),
-          emf('JobRetries', 'docrelay-worker'),
-          emf('PoisonMessages', 'docrelay-worker'),
-          emf('JobsResent', 'docrelay-reconciler'),
+          emf('JobsStored', 'worker'),
+          emf('JobsFailed', 'worker'),
+          emf('JobRetries', 'worker'),
+          emf('PoisonMessages', 'worker'),
+          emf('JobsResent', 'reconciler'),
         ],
-        right: [emf('JobDuration', 'docrelay-worker', 'p90')],
+        right: [emf('JobDuration', 'worker', 'p90')],
         width: 12,
       }),
       new GraphWidget({

@@ -96,10 +96,23 @@ export interface DocRelayProps {
   readonly alarmThresholds?: DocRelayAlarmThresholds;
   /**
    * Create the service API key and webhook secrets named in the config (with a random placeholder value to be
-   * replaced, see the stack outputs) instead of importing existing secrets by name.
+   * replaced, see the stack outputs) instead of importing existing secrets by name. Their names are prefixed
+   * with the deployment's name (`DocRelay-prod/docrelay/github-webhook`).
    * @default false
    */
   readonly createSecrets?: boolean;
+  /**
+   * Secrets given as constructs, by the name the config gives them (`service.apiKeySecret`, a webhook's
+   * `verify.secret`); each needs a name known at synth. Others are imported by name or created.
+   * @default none: every config secret is imported by name (or created, with `createSecrets`)
+   */
+  readonly secrets?: Readonly<Record<string, ISecret>>;
+  /**
+   * The deployment's name: the metric namespace (`docrelay/<name>`), the functions' service names
+   * (`<name>-worker`), created secrets' name prefix (`<name>/`) and the HTTP API's name derive from it.
+   * @default the stack name
+   */
+  readonly deploymentName?: string;
   /** The secret that seals payloads and links at rest. @default a new secret with a generated random value */
   readonly sealingSecret?: ISecret;
   /** Receives of a job message before it goes to the dead-letter queue. @default 8 */

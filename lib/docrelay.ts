@@ -31,8 +31,9 @@ import {
   buildWorkerFunction,
   type FunctionWiring,
 } from './builders/functions';
+import { type DeploymentIdentity, deploymentIdentity } from './builders/identity';
 import { buildJobQueues, buildServiceDeadLetterQueue } from './builders/queues';
-import { buildConfigSecrets, buildSealingSecret } from './builders/secrets';
+import { buildConfigSecrets, buildSealingSecret, runtimeConfig } from './builders/secrets';
 import { buildDocumentsBucket } from './builders/storage';
 import { buildJobTable } from './builders/table';
 import type { DocRelayFunction, FunctionSizing } from './docrelay-function';
@@ -48,7 +49,7 @@ export * from './docrelay-props';
 export class DocRelay extends Construct {
   /** The validated configuration (defaults filled) bundled with every function. */
   public readonly config: DocrelayConfig;
-  /** The JSON file holding `config`, copied into every function's asset as docrelay.config.json. */
+  /** The JSON file holding `config` (secrets by their physical names), copied into every function's asset as docrelay.config.json. */
   public readonly configFile: string;
   /** The documents bucket (given or created). */
   public readonly bucket: IBucket;
@@ -70,6 +71,10 @@ export class DocRelay extends Construct {
   public readonly serviceApiKeySecret: ISecret;
   /** Every secret named in the config, by name. */
   public readonly configSecrets: ReadonlyMap<string, ISecret>;
+  /** The name the functions look each config secret up by (prefixed when created here), by the config's name. */
+  public readonly secretNames: ReadonlyMap<string, string>;
+  /** This deployment's name, metric namespace and service names (derived from the stack unless given). */
+  public readonly identity: DeploymentIdentity;
   /** The secrets this construct created (`createSecrets`), whose placeholder values must be replaced. */
   public readonly createdSecrets: readonly Secret[];
   /** `POST /v1/hooks/{integrationId}` (any other method: 405). */
@@ -107,7 +112,7 @@ export class DocRelay extends Construct {
     super(scope, id);
     // Validate (and compile every expression) here too, so a config built in code fails at synth, not in Lambda.
     this.config = parseConfig(JSON.stringify(props.config), props.configSource ?? 'config').config;
-    this.configFile = writeConfigFile(this, this.config);
+    this.identity = deploymentIdentity(this, props.deploymentName);
     const settings = resolveSettings(props);
     const key = props.encryptionKey;
     const removalPolicy = settings.removalPolicy;
@@ -155,12 +160,16 @@ export class DocRelay extends Construct {
     const secrets = buildConfigSecrets(this, {
       config: this.config,
       create: props.createSecrets === true,
+      ...(props.secrets === undefined ? {} : { given: props.secrets }),
+      createdName: this.identity.createdSecretName,
       ...(key === undefined ? {} : { encryptionKey: key }),
       removalPolicy,
     });
     this.configSecrets = secrets.byName;
     this.createdSecrets = secrets.created;
     this.serviceApiKeySecret = secrets.apiKey;
+    this.secretNames = secrets.physicalNames;
+    this.configFile = writeConfigFile(this, runtimeConfig(this.config, this.secretNames));
 
     this.eventBusArn =
       props.eventBus?.eventBusArn ??
@@ -180,6 +189,7 @@ export class DocRelay extends Construct {
     }
 
     const http = buildHttpApi(this, {
+      apiName: this.identity.name,
       ingestFunction: this.ingestFunction,
       jobsApiFunction: this.jobsApiFunction,
       ...(props.throttle === undefined ? {} : { throttle: props.throttle }),
@@ -254,12 +264,20 @@ export class DocRelay extends Construct {
       },
       logRetention: settings.logRetention,
       logRemovalPolicy: settings.removalPolicy,
+      identity: this.identity,
       ...(props.logLevel === undefined ? {} : { logLevel: props.logLevel }),
     };
   }
 
   private buildMonitoring(props: DocRelayProps): DocRelayMonitoring {
     return new DocRelayMonitoring(this, 'Monitoring', {
+      metricsNamespace: this.identity.metricsNamespace,
+      serviceNames: {
+        ingest: this.identity.serviceName('ingest'),
+        worker: this.identity.serviceName('worker'),
+        reconciler: this.identity.serviceName('reconciler'),
+        'event-ingest': this.identity.serviceName('event-ingest'),
+      },
       api: this.api,
       ingestFunction: this.ingestFunction,
       workerFunction: this.workerFunction,

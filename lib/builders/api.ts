@@ -25,6 +25,8 @@ export const DEFAULT_THROTTLE: Required<ThrottleSettings> = { rateLimit: 50, bur
 
 /** Inputs of `buildHttpApi`. */
 export interface HttpApiOptions {
+  /** The API's name (one per deployment). */
+  readonly apiName: string;
   readonly ingestFunction: IFunction;
   readonly jobsApiFunction: IFunction;
   readonly throttle?: ThrottleSettings;
@@ -65,6 +67,7 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
   const api = new HttpApi(scope, 'Api', {
     description: 'docrelay: webhooks in, documents in S3',
     ...options.apiProps,
+    apiName: options.apiName,
     // The stage is created below, with throttling and access logs.
     createDefaultStage: false,
   });

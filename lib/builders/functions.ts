@@ -21,6 +21,7 @@ import {
   type DocRelayFunctionProps,
   type FunctionSizing,
 } from '../docrelay-function';
+import type { DeploymentIdentity } from './identity';
 import { acknowledge, acknowledgeWildcardResource } from './nag';
 import { configSecretNames, secretPolicyArn } from './secrets';
 
@@ -55,6 +56,8 @@ export interface FunctionWiring {
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy?: RemovalPolicy;
   readonly logLevel?: DocRelayFunctionProps['logLevel'];
+  /** Metric namespace and service names of this deployment. */
+  readonly identity: DeploymentIdentity;
 }
 
 type ExtraProps = NonNullable<DocRelayFunctionProps['functionProps']>;
@@ -75,6 +78,8 @@ function newFunction(
     memorySize: size.memorySize,
     timeout: size.timeout,
     environment: wiring.environment,
+    metricsNamespace: wiring.identity.metricsNamespace,
+    serviceName: wiring.identity.serviceName(name),
     logRetention: wiring.logRetention,
     ...(wiring.logRemovalPolicy === undefined ? {} : { logRemovalPolicy: wiring.logRemovalPolicy }),
     ...(wiring.logLevel === undefined ? {} : { logLevel: wiring.logLevel }),

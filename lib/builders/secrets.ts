@@ -2,9 +2,9 @@
  * Secrets: the sealing secret (created unless given), and the secrets the configuration names (the service API
  * key and the webhook secrets), each given as an ISecret, imported by name, or created with a placeholder.
  */
-import type { RemovalPolicy } from 'aws-cdk-lib';
+import { type RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { DocrelayConfig } from '../../functions/config/schema';
 import { acknowledge } from './nag';
@@ -61,6 +61,10 @@ export interface ConfigSecretsOptions {
   readonly config: DocrelayConfig;
   /** Create the secrets (with a placeholder) instead of importing them by name. */
   readonly create: boolean;
+  /** Secrets given as constructs, by the name the config gives them; they win over `create` and imports. */
+  readonly given?: Readonly<Record<string, ISecret>>;
+  /** The physical name of a created secret (prefixed per deployment). */
+  readonly createdName: (logicalName: string) => string;
   readonly encryptionKey?: IKey;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -68,6 +72,8 @@ export interface ConfigSecretsOptions {
 /** The config's secrets by the names the config gives them, and those created here. */
 export interface ConfigSecrets {
   readonly byName: ReadonlyMap<string, ISecret>;
+  /** The name the functions look each secret up by (Secrets Manager's name), by the config's name. */
+  readonly physicalNames: ReadonlyMap<string, string>;
   readonly created: readonly Secret[];
   readonly apiKey: ISecret;
 }
@@ -77,16 +83,40 @@ export function buildConfigSecrets(scope: Construct, options: ConfigSecretsOptio
   const names = configSecretNames(options.config);
   const created: Secret[] = [];
   const byName = new Map<string, ISecret>();
+  const physicalNames = new Map<string, string>();
   const secretsScope = new Construct(scope, 'ConfigSecrets');
-  for (const name of new Set([names.apiKey, ...[...names.webhook.values()].flat()])) {
+  const logicalNames = new Set([names.apiKey, ...[...names.webhook.values()].flat()]);
+  for (const name of Object.keys(options.given ?? {})) {
+    if (!logicalNames.has(name)) {
+      throw new Error(
+        `DocRelay: secrets.${name} is not a secret name the config uses (${[...logicalNames].join(', ')})`,
+      );
+    }
+  }
+  for (const name of logicalNames) {
     const id = encodeURIComponent(name);
-    if (!options.create) {
-      byName.set(name, Secret.fromSecretNameV2(secretsScope, id, name));
+    const given = options.given?.[name];
+    if (given !== undefined) {
+      // The bundled config names it for the functions, so its name must be known at synth.
+      const physical = knownSecretName(given);
+      if (physical === undefined) {
+        throw new Error(
+          `DocRelay: secrets.${name} must have a name known at synth (a secretName, or imported by name or ARN)`,
+        );
+      }
+      byName.set(name, given);
+      physicalNames.set(name, physical);
       continue;
     }
+    if (!options.create) {
+      byName.set(name, Secret.fromSecretNameV2(secretsScope, id, name));
+      physicalNames.set(name, name);
+      continue;
+    }
+    const secretName = options.createdName(name);
     const secret = new Secret(secretsScope, id, {
-      // The runtime looks secrets up by the names in the config, so this physical name is the config's.
-      secretName: name,
+      // Prefixed per deployment, so two deployments in one account never collide; the bundled config names it.
+      secretName,
       description: `docrelay: ${name === names.apiKey ? 'Document Generation Service API key' : 'webhook signing secret'}; replace the random placeholder with the real value`,
       // A random placeholder, never a guessable one: until it is set, nothing can sign a valid webhook.
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
@@ -100,6 +130,38 @@ export function buildConfigSecrets(scope: Construct, options: ConfigSecretsOptio
     );
     created.push(secret);
     byName.set(name, secret);
+    physicalNames.set(name, secretName);
   }
-  return { byName, created, apiKey: byName.get(names.apiKey)! };
+  return { byName, physicalNames, created, apiKey: byName.get(names.apiKey)! };
+}
+
+/** A secret's name when known at synth: imported by name or ARN, or created in this app with a secretName. */
+function knownSecretName(secret: ISecret): string | undefined {
+  if (!Token.isUnresolved(secret.secretName)) return secret.secretName;
+  const resource = secret.node.defaultChild;
+  const name = resource instanceof CfnSecret ? resource.name : undefined;
+  return name === undefined || Token.isUnresolved(name) ? undefined : name;
+}
+
+/** The config the functions run with: each secret named by the physical name they look it up by. */
+export function runtimeConfig(
+  config: DocrelayConfig,
+  physicalNames: ReadonlyMap<string, string>,
+): DocrelayConfig {
+  const rename = (name: string): string => physicalNames.get(name) ?? name;
+  return {
+    ...config,
+    service: { ...config.service, apiKeySecret: rename(config.service.apiKeySecret) },
+    integrations: config.integrations.map((integration) => {
+      const secret = integration.verify?.secret;
+      if (integration.verify === undefined || secret === undefined) return integration;
+      return {
+        ...integration,
+        verify: {
+          ...integration.verify,
+          secret: Array.isArray(secret) ? secret.map(rename) : rename(secret),
+        },
+      };
+    }),
+  } as DocrelayConfig;
 }

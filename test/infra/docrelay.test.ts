@@ -95,8 +95,8 @@ describe('DocRelay with its defaults', () => {
           [LAMBDA_ENV.maxReceiveCount]: '8',
           [LAMBDA_ENV.leaseSeconds]: '1800',
           NODE_OPTIONS: '--enable-source-maps',
-          POWERTOOLS_SERVICE_NAME: `docrelay-${name}`,
-          POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+          POWERTOOLS_SERVICE_NAME: `Test-${name}`,
+          POWERTOOLS_METRICS_NAMESPACE: 'docrelay/Test',
           POWERTOOLS_LOG_LEVEL: 'INFO',
         });
       },
@@ -602,7 +602,10 @@ describe('DocRelay with props', () => {
     ]) {
       template.hasResource('AWS::SecretsManager::Secret', {
         DeletionPolicy: 'Retain',
-        Properties: { Name: name, GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true } },
+        Properties: {
+          Name: `Test/${name}`,
+          GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true },
+        },
       });
     }
     template.resourceCountIs('AWS::SecretsManager::Secret', 5);
@@ -610,7 +613,7 @@ describe('DocRelay with props', () => {
       (o) => o.Value,
     );
     expect(outputs).toContain(
-      "aws secretsmanager put-secret-value --secret-id test/github-webhook-next --secret-string '<value>'",
+      "aws secretsmanager put-secret-value --secret-id Test/test/github-webhook-next --secret-string '<value>'",
     );
     expect(
       outputs.filter((value) => typeof value === 'string' && value.startsWith('aws secretsmanager')),
