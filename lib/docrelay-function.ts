@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import {
@@ -104,6 +105,20 @@ export interface FunctionSizing {
   readonly memorySize?: number;
   /** Maximum run time. */
   readonly timeout?: Duration;
+}
+
+/** Per-function settings a caller may give: sizing, network placement, concurrency, extra environment. */
+export interface DocRelayFunctionOptions extends FunctionSizing {
+  /** VPC to run in, e.g. to reach the service from allow-listed NAT addresses. @default no VPC */
+  readonly vpc?: IVpc;
+  /** Subnets in `vpc`. @default the VPC's private subnets (Lambda's default) */
+  readonly vpcSubnets?: SubnetSelection;
+  /** Security groups in `vpc`. @default one created by Lambda, egress open */
+  readonly securityGroups?: ISecurityGroup[];
+  /** Reserved concurrency (take from the account's unreserved pool, which must keep 10). @default none */
+  readonly reservedConcurrentExecutions?: number;
+  /** Environment variables added to the function's; docrelay's own variables win over them. @default none */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /** Props of `DocRelayFunction`. */

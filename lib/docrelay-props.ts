@@ -12,7 +12,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { QueueProps } from 'aws-cdk-lib/aws-sqs';
 import type { DocrelayConfigInput } from '../functions/config/schema';
-import type { FunctionSizing } from './docrelay-function';
+import type { DocRelayFunctionOptions, FunctionSizing } from './docrelay-function';
 import type { DocRelayAlarmThresholds } from './docrelay-monitoring';
 
 /** Settings for a bucket the construct creates. */
@@ -58,18 +58,21 @@ export type DocRelayBucketOption =
       readonly create?: DocRelayNewBucketProps;
     };
 
-/** Sizing of docrelay's functions (docs/deploy.md, "Memory and timeouts", says why these defaults). */
+/**
+ * Settings of docrelay's functions: memory and timeout (docs/deploy.md, "Memory and timeouts", says why these
+ * defaults), VPC, reserved concurrency, extra environment.
+ */
 export interface DocRelayFunctionsSizing {
   /** @default 512 MB, 10 s */
-  readonly ingest?: FunctionSizing;
+  readonly ingest?: DocRelayFunctionOptions;
   /** @default 1024 MB, 300 s */
-  readonly worker?: FunctionSizing;
+  readonly worker?: DocRelayFunctionOptions;
   /** @default 256 MB, 10 s */
-  readonly jobsApi?: FunctionSizing;
+  readonly jobsApi?: DocRelayFunctionOptions;
   /** @default 256 MB, 30 s */
-  readonly eventIngest?: FunctionSizing;
+  readonly eventIngest?: DocRelayFunctionOptions;
   /** @default 256 MB, 60 s */
-  readonly reconciler?: FunctionSizing;
+  readonly reconciler?: DocRelayFunctionOptions;
 }
 
 /** Props of the DocRelay construct. */
@@ -121,7 +124,7 @@ export interface DocRelayProps {
   readonly batchSize?: number;
   /** Throttling of the HTTP API's stage. @default rateLimit 50 requests/s, burstLimit 100 */
   readonly throttle?: ThrottleSettings;
-  /** Memory and timeout per function. @default see DocRelayFunctionsSizing */
+  /** Memory, timeout, VPC, reserved concurrency and extra environment per function. @default see DocRelayFunctionsSizing */
   readonly functions?: DocRelayFunctionsSizing;
   /** Retention of the functions' logs and the API access logs. @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;

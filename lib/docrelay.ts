@@ -29,6 +29,7 @@ import {
   buildJobsApiFunction,
   buildReconcilerFunction,
   buildWorkerFunction,
+  type FunctionOptions,
   type FunctionWiring,
 } from './builders/functions';
 import { type DeploymentIdentity, deploymentIdentity } from './builders/identity';
@@ -36,7 +37,7 @@ import { buildJobQueues, buildServiceDeadLetterQueue } from './builders/queues';
 import { buildConfigSecrets, buildSealingSecret, runtimeConfig } from './builders/secrets';
 import { buildDocumentsBucket } from './builders/storage';
 import { buildJobTable } from './builders/table';
-import type { DocRelayFunction, FunctionSizing } from './docrelay-function';
+import type { DocRelayFunction, DocRelayFunctionOptions } from './docrelay-function';
 import { DocRelayMonitoring } from './docrelay-monitoring';
 import { DEFAULT_FUNCTION_SIZING, type DocRelayFunctionsSizing, type DocRelayProps } from './docrelay-props';
 
@@ -304,7 +305,7 @@ interface Settings {
   readonly maxReceiveCount: number;
   readonly batchSize: number;
   readonly reconcileEvery: Duration;
-  readonly sizing: Record<keyof DocRelayFunctionsSizing, Required<FunctionSizing>>;
+  readonly sizing: Record<keyof DocRelayFunctionsSizing, FunctionOptions>;
 }
 
 /** Fills the defaults; a prop out of SQS's limits fails synth rather than the deployment. */
@@ -314,9 +315,9 @@ function resolveSettings(props: DocRelayProps): Settings {
   requireInteger('maxReceiveCount', maxReceiveCount, 1, 1000);
   // Up to 10: larger batches need a batching window, and the worker runs a batch one job after another.
   requireInteger('batchSize', batchSize, 1, 10);
-  const sizing = { ...DEFAULT_FUNCTION_SIZING };
+  const sizing: Record<keyof DocRelayFunctionsSizing, FunctionOptions> = { ...DEFAULT_FUNCTION_SIZING };
   for (const [name, given] of Object.entries(props.functions ?? {}) as Array<
-    [keyof DocRelayFunctionsSizing, FunctionSizing]
+    [keyof DocRelayFunctionsSizing, DocRelayFunctionOptions]
   >) {
     sizing[name] = { ...sizing[name], ...given };
   }

@@ -18,6 +18,7 @@ import { JOB_TABLE } from '../../functions/config/table-contract';
 import {
   DocRelayFunction,
   type DocRelayFunctionName,
+  type DocRelayFunctionOptions,
   type DocRelayFunctionProps,
   type FunctionSizing,
 } from '../docrelay-function';
@@ -25,7 +26,7 @@ import type { DeploymentIdentity } from './identity';
 import { acknowledge, acknowledgeWildcardResource } from './nag';
 import { configSecretNames, secretPolicyArn } from './secrets';
 
-/** SQS allows event-source maximum concurrency from 2; 1 is done with reserved concurrency instead. */
+/** SQS event sources cap concurrency from 2 up (ScalingConfig.MaximumConcurrency). */
 const MIN_ESM_MAX_CONCURRENCY = 2;
 
 /** The literal start of a key pattern (before its first placeholder), to scope S3 permissions. */
@@ -62,12 +63,15 @@ export interface FunctionWiring {
 
 type ExtraProps = NonNullable<DocRelayFunctionProps['functionProps']>;
 
+/** A function's settings with its memory and timeout filled. */
+export type FunctionOptions = DocRelayFunctionOptions & Required<FunctionSizing>;
+
 /** A docrelay function on the shared base, with the X-Ray wildcard acknowledged on its role. */
 function newFunction(
   wiring: FunctionWiring,
   id: string,
   name: DocRelayFunctionName,
-  size: Required<FunctionSizing>,
+  size: FunctionOptions,
   description: string,
   functionProps: ExtraProps = {},
 ): DocRelayFunction {
@@ -77,13 +81,21 @@ function newFunction(
     description,
     memorySize: size.memorySize,
     timeout: size.timeout,
-    environment: wiring.environment,
+    environment: { ...size.environment, ...wiring.environment },
     metricsNamespace: wiring.identity.metricsNamespace,
     serviceName: wiring.identity.serviceName(name),
     logRetention: wiring.logRetention,
     ...(wiring.logRemovalPolicy === undefined ? {} : { logRemovalPolicy: wiring.logRemovalPolicy }),
     ...(wiring.logLevel === undefined ? {} : { logLevel: wiring.logLevel }),
-    functionProps,
+    functionProps: {
+      ...(size.vpc === undefined ? {} : { vpc: size.vpc }),
+      ...(size.vpcSubnets === undefined ? {} : { vpcSubnets: size.vpcSubnets }),
+      ...(size.securityGroups === undefined ? {} : { securityGroups: size.securityGroups }),
+      ...(size.reservedConcurrentExecutions === undefined
+        ? {}
+        : { reservedConcurrentExecutions: size.reservedConcurrentExecutions }),
+      ...functionProps,
+    },
   });
   acknowledge(
     fn.executionRole,
@@ -122,10 +134,7 @@ function documentObjects(wiring: FunctionWiring, fn: DocRelayFunction): string {
  * `POST /v1/hooks/{integrationId}`: records the delivery and its jobs (conditional puts, a read on conflict,
  * marking it enqueued), sends the job messages, reads the webhook secrets and the sealing secret.
  */
-export function buildIngestFunction(
-  wiring: FunctionWiring,
-  size: Required<FunctionSizing>,
-): DocRelayFunction {
+export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
   const fn = newFunction(
     wiring,
     'Ingest',
@@ -161,18 +170,24 @@ export interface WorkerOptions {
  */
 export function buildWorkerFunction(
   wiring: FunctionWiring,
-  size: Required<FunctionSizing>,
+  size: FunctionOptions,
   options: WorkerOptions,
 ): DocRelayFunction {
   const maxConcurrency = wiring.config.service.maxConcurrency;
+  const reserved = size.reservedConcurrentExecutions;
+  // A cap of 1 cannot be an event-source cap, and a reserved concurrency of 1 is refused by accounts whose
+  // quota leaves fewer than 10 unreserved (the default quota of 10 does): only the caller can choose it.
+  if (maxConcurrency < MIN_ESM_MAX_CONCURRENCY && reserved === undefined) {
+    throw new Error(
+      `DocRelay: service.maxConcurrency ${maxConcurrency} cannot be enforced by an SQS event source (its minimum is ${MIN_ESM_MAX_CONCURRENCY}). Use 2 or more, or set functions.worker.reservedConcurrentExecutions to 1 if the account's Lambda concurrency quota leaves at least 10 unreserved (not the default quota of 10; docs/deploy.md, "Concurrency").`,
+    );
+  }
   const fn = newFunction(
     wiring,
     'Worker',
     'worker',
     size,
     'docrelay: generates documents and stores them in S3',
-    // SQS event sources cap concurrency from 2 up; a cap of 1 is a reserved concurrency of 1.
-    maxConcurrency < MIN_ESM_MAX_CONCURRENCY ? { reservedConcurrentExecutions: 1 } : {},
   );
   fn.addEventSource(
     new SqsEventSource(wiring.queue, {
@@ -203,10 +218,7 @@ export function buildWorkerFunction(
 }
 
 /** `GET /v1/jobs/{jobId}`: reads a job; presigned GETs carry the function's own permission to read objects. */
-export function buildJobsApiFunction(
-  wiring: FunctionWiring,
-  size: Required<FunctionSizing>,
-): DocRelayFunction {
+export function buildJobsApiFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
   const fn = newFunction(wiring, 'JobsApi', 'jobs-api', size, 'docrelay: GET /v1/jobs/{jobId}');
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem'], [wiring.table.tableArn]);
@@ -221,7 +233,7 @@ export function buildJobsApiFunction(
  */
 export function buildReconcilerFunction(
   wiring: FunctionWiring,
-  size: Required<FunctionSizing>,
+  size: FunctionOptions,
   failureQueue: Queue,
 ): DocRelayFunction {
   const fn = newFunction(wiring, 'Reconciler', 'reconciler', size, 'docrelay: re-sends stranded jobs', {
@@ -242,7 +254,7 @@ export function buildReconcilerFunction(
  */
 export function buildEventIngestFunction(
   wiring: FunctionWiring,
-  size: Required<FunctionSizing>,
+  size: FunctionOptions,
   deadLetterQueue: Queue,
 ): DocRelayFunction {
   const fn = newFunction(

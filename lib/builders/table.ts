@@ -37,7 +37,9 @@ export function buildJobTable(scope: Construct, options: JobTableOptions): Table
     indexName: JOB_TABLE.openJobsIndex,
     partitionKey: { name: JOB_TABLE.openPartitionKey, type: AttributeType.STRING },
     sortKey: { name: JOB_TABLE.openSortKey, type: AttributeType.NUMBER },
-    projectionType: ProjectionType.ALL,
+    // Keys only: the reconciler reads each item it acts on from the table, so sealed payloads (up to 350 KB)
+    // are not copied into the index on every write.
+    projectionType: ProjectionType[JOB_TABLE.openJobsProjection],
   });
   return table;
 }

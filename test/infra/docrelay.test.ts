@@ -1,6 +1,7 @@
 /** The DocRelay construct and stack: fine-grained assertions on the synthesized template. */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { JOB_TABLE } from '../../functions/config/table-contract';
@@ -192,7 +193,7 @@ describe('DocRelay with its defaults', () => {
                 { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
                 { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
               ],
-              Projection: { ProjectionType: 'ALL' },
+              Projection: { ProjectionType: JOB_TABLE.openJobsProjection },
             },
           ],
           AttributeDefinitions: Match.arrayWith([
@@ -579,17 +580,45 @@ describe('DocRelay with props', () => {
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
   });
 
-  test('a service.maxConcurrency of 1 becomes a reserved concurrency of 1 (SQS event sources need at least 2)', () => {
+  test('a service.maxConcurrency of 1 fails synth with what to do, unless the worker reserves concurrency itself', () => {
     const config = fixtureConfig();
+    const single = { ...config, service: { ...config.service, maxConcurrency: 1 } };
+    expect(() => synthStack({}, single)).toThrow(
+      /service.maxConcurrency 1 cannot be enforced by an SQS event source \(its minimum is 2\).*reservedConcurrentExecutions/,
+    );
     const { stack, template } = synthStack(
-      {},
-      { ...config, service: { ...config.service, maxConcurrency: 1 } },
+      { functions: { worker: { reservedConcurrentExecutions: 1 } } },
+      single,
     );
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
     expect(
       template.toJSON().Resources[logicalId(stack, stack.docRelay.workerFunction)].Properties
         .ReservedConcurrentExecutions,
     ).toBe(1);
+  });
+
+  test('per-function props: VPC and subnets, reserved concurrency, extra environment under docrelay’s own', () => {
+    const stack = new Stack(testApp(), 'Vpc');
+    const vpc = new Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    const relay = new DocRelay(stack, 'Relay', {
+      config: fixtureConfig(),
+      functions: {
+        worker: {
+          vpc,
+          vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+          reservedConcurrentExecutions: 5,
+          environment: { HTTPS_PROXY: 'http://proxy.internal:3128', DOCRELAY_TABLE: 'ignored' },
+        },
+      },
+    });
+    const template = Template.fromStack(stack);
+    const worker = template.toJSON().Resources[logicalId(stack, relay.workerFunction)].Properties;
+    expect(worker.VpcConfig.SubnetIds).toHaveLength(2);
+    expect(worker.ReservedConcurrentExecutions).toBe(5);
+    expect(worker.Environment.Variables.HTTPS_PROXY).toBe('http://proxy.internal:3128');
+    expect(worker.Environment.Variables.DOCRELAY_TABLE).toEqual({ Ref: logicalId(stack, relay.table) });
+    const ingest = template.toJSON().Resources[logicalId(stack, relay.ingestFunction)].Properties;
+    expect([ingest.VpcConfig, ingest.Environment.Variables.HTTPS_PROXY]).toEqual([undefined, undefined]);
   });
 
   test('createSecrets creates every config secret by its name, with a random placeholder and an output saying how to set it', () => {
