@@ -3,10 +3,12 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApiProps, ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { TableProps } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IHostedZone } from 'aws-cdk-lib/aws-route53';
 import type { BucketProps, IBucket, LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
@@ -73,6 +75,16 @@ export interface DocRelayFunctionsSizing {
   readonly eventIngest?: DocRelayFunctionOptions;
   /** @default 256 MB, 60 s */
   readonly reconciler?: DocRelayFunctionOptions;
+}
+
+/** A custom domain for the HTTP API, so webhook URLs survive a recreated stack. */
+export interface DocRelayDomainProps {
+  /** The domain name, e.g. `hooks.example.com`. */
+  readonly domainName: string;
+  /** An ACM certificate for it, in the stack's region. */
+  readonly certificate: ICertificate;
+  /** A hosted zone to create the alias record in. @default none: point the name at the API yourself */
+  readonly hostedZone?: IHostedZone;
 }
 
 /** Props of the DocRelay construct. */
@@ -168,6 +180,22 @@ export interface DocRelayProps {
     | 'queueName'
     | 'fifo'
     | 'removalPolicy'
+  >;
+  /**
+   * A custom domain for the API: the outputs and `webhookUrl()` use it. Required for
+   * `apiProps.disableExecuteApiEndpoint`. @default none: the execute-api address
+   */
+  readonly domain?: DocRelayDomainProps;
+  /** Escape hatch for the jobs dead-letter queue; encryption and TLS are applied over it. */
+  readonly deadLetterQueueProps?: Omit<
+    QueueProps,
+    | 'encryption'
+    | 'encryptionMasterKey'
+    | 'enforceSSL'
+    | 'queueName'
+    | 'fifo'
+    | 'removalPolicy'
+    | 'deadLetterQueue'
   >;
   /** Escape hatch for the HTTP API; stage, routes and authorizers are the construct's. */
   readonly apiProps?: Pick<HttpApiProps, 'description' | 'disableExecuteApiEndpoint' | 'corsPreflight'>;

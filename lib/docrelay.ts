@@ -106,7 +106,7 @@ export class DocRelay extends Construct {
   public readonly monitoring: DocRelayMonitoring;
   /** The bus docrelay publishes to (the default bus unless one was given). */
   public readonly eventBusArn: string;
-  /** The API's base URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com`. */
+  /** The API's base URL: the custom domain's, else e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com`. */
   public readonly apiEndpoint: string;
 
   constructor(scope: Construct, id: string, props: DocRelayProps) {
@@ -136,6 +136,7 @@ export class DocRelay extends Construct {
       visibilityTimeout,
       maxReceiveCount: settings.maxReceiveCount,
       queueProps: props.queueProps ?? {},
+      deadLetterQueueProps: props.deadLetterQueueProps ?? {},
       ...(key === undefined ? {} : { encryptionKey: key }),
       removalPolicy,
     }));
@@ -197,10 +198,11 @@ export class DocRelay extends Construct {
       logRetention: settings.logRetention,
       logRemovalPolicy: removalPolicy,
       ...(props.apiProps === undefined ? {} : { apiProps: props.apiProps }),
+      ...(props.domain === undefined ? {} : { domain: props.domain }),
     });
     ({ api: this.api, stage: this.stage, accessLogGroup: this.accessLogGroup } = http);
     ({ webhookRoute: this.webhookRoute, jobsRoute: this.jobsRoute } = http);
-    this.apiEndpoint = this.api.apiEndpoint;
+    this.apiEndpoint = http.endpoint;
 
     this.eventRules =
       this.eventIngestFunction === undefined || this.eventsDeadLetterQueue === undefined

@@ -5,6 +5,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  DomainName,
   HttpApi,
   type HttpApiProps,
   HttpMethod,
@@ -17,7 +18,10 @@ import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ARecord, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
 import type { Construct } from 'constructs';
+import type { DocRelayDomainProps } from '../docrelay-props';
 import { acknowledge } from './nag';
 
 /** The default API throttling. */
@@ -33,6 +37,7 @@ export interface HttpApiOptions {
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy?: RemovalPolicy;
   readonly apiProps?: Pick<HttpApiProps, 'description' | 'disableExecuteApiEndpoint' | 'corsPreflight'>;
+  readonly domain?: DocRelayDomainProps;
 }
 
 /** The API, its stage, access logs and routes. */
@@ -42,6 +47,10 @@ export interface DocRelayHttpApi {
   readonly accessLogGroup: LogGroup;
   readonly webhookRoute: HttpRoute;
   readonly jobsRoute: HttpRoute;
+  /** The custom domain, when one was given. */
+  readonly domainName?: DomainName;
+  /** The base URL senders use: the custom domain's, else the execute-api address. */
+  readonly endpoint: string;
 }
 
 /** The access log line: one JSON object per request. */
@@ -64,6 +73,18 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 
 /** Creates the API with its `$default` stage and the two routes. */
 export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRelayHttpApi {
+  if (options.apiProps?.disableExecuteApiEndpoint === true && options.domain === undefined) {
+    throw new Error(
+      'DocRelay: apiProps.disableExecuteApiEndpoint needs a custom domain (props.domain): without one the API has no address',
+    );
+  }
+  const domainName =
+    options.domain === undefined
+      ? undefined
+      : new DomainName(scope, 'ApiDomain', {
+          domainName: options.domain.domainName,
+          certificate: options.domain.certificate,
+        });
   const api = new HttpApi(scope, 'Api', {
     description: 'docrelay: webhooks in, documents in S3',
     ...options.apiProps,
@@ -83,7 +104,17 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
       burstLimit: options.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
     },
     accessLogSettings: { destination: new LogGroupLogDestination(accessLogGroup), format: ACCESS_LOG_FORMAT },
+    ...(domainName === undefined ? {} : { domainMapping: { domainName } }),
   });
+  if (domainName !== undefined && options.domain?.hostedZone !== undefined) {
+    new ARecord(scope, 'ApiDomainRecord', {
+      zone: options.domain.hostedZone,
+      recordName: options.domain.domainName,
+      target: RecordTarget.fromAlias(
+        new ApiGatewayv2DomainProperties(domainName.regionalDomainName, domainName.regionalHostedZoneId),
+      ),
+    });
+  }
   const [webhookRoute] = api.addRoutes({
     path: '/v1/hooks/{integrationId}',
     methods: [HttpMethod.ANY],
@@ -100,5 +131,14 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
     'AwsSolutions-APIG4',
     'Webhook senders (GitHub, Stripe, …) cannot sign with IAM or obtain tokens: each delivery is authenticated by its HMAC/ed25519 signature over the raw body, verified with a constant-time comparison in the ingest function before anything else; unknown integrations answer 404. The stage is throttled.',
   );
-  return { api, stage, accessLogGroup, webhookRoute, jobsRoute };
+  const endpoint = options.domain === undefined ? api.apiEndpoint : `https://${options.domain.domainName}`;
+  return {
+    api,
+    stage,
+    accessLogGroup,
+    webhookRoute,
+    jobsRoute,
+    endpoint,
+    ...(domainName === undefined ? {} : { domainName }),
+  };
 }

@@ -14,6 +14,7 @@ export interface JobQueuesOptions {
   readonly visibilityTimeout: Duration;
   readonly maxReceiveCount: number;
   readonly queueProps?: Partial<QueueProps>;
+  readonly deadLetterQueueProps?: Partial<QueueProps>;
   readonly encryptionKey?: IKey;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -32,9 +33,10 @@ export function buildJobQueues(scope: Construct, options: JobQueuesOptions): Job
       ? { encryption: QueueEncryption.SQS_MANAGED }
       : { encryption: QueueEncryption.KMS, encryptionMasterKey: key };
   const deadLetterQueue = new Queue(scope, 'JobsDeadLetters', {
+    ...options.deadLetterQueueProps,
     ...encryption,
     enforceSSL: true,
-    retentionPeriod: DEAD_LETTER_RETENTION,
+    retentionPeriod: options.deadLetterQueueProps?.retentionPeriod ?? DEAD_LETTER_RETENTION,
     removalPolicy: options.removalPolicy,
   });
   const queue = new Queue(scope, 'JobsQueue', {
