@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import {
@@ -106,6 +107,20 @@ export interface FunctionSizing {
   readonly timeout?: Duration;
 }
 
+/** Per-function settings a caller may give: sizing, network placement, concurrency, extra environment. */
+export interface DocRelayFunctionOptions extends FunctionSizing {
+  /** VPC to run in, e.g. to reach the service from allow-listed NAT addresses. @default no VPC */
+  readonly vpc?: IVpc;
+  /** Subnets in `vpc`. @default the VPC's private subnets (Lambda's default) */
+  readonly vpcSubnets?: SubnetSelection;
+  /** Security groups in `vpc`. @default one created by Lambda, egress open */
+  readonly securityGroups?: ISecurityGroup[];
+  /** Reserved concurrency (take from the account's unreserved pool, which must keep 10). @default none */
+  readonly reservedConcurrentExecutions?: number;
+  /** Environment variables added to the function's; docrelay's own variables win over them. @default none */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
 /** Props of `DocRelayFunction`. */
 export interface DocRelayFunctionProps extends FunctionSizing {
   /** Which entry point (functions/handlers/<name>/handler.ts). */
@@ -118,6 +133,10 @@ export interface DocRelayFunctionProps extends FunctionSizing {
   readonly logRetention?: RetentionDays;
   /** Removal policy of the function's log group. @default RemovalPolicy.RETAIN (the CDK default for logs) */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /** CloudWatch namespace of the function's EMF metrics. @default 'docrelay' */
+  readonly metricsNamespace?: string;
+  /** Powertools service name (the metrics' `service` dimension). @default `docrelay-<name>` */
+  readonly serviceName?: string;
   /** Powertools log level. @default 'INFO' */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** One-line description shown in the console. */
@@ -184,8 +203,8 @@ export class DocRelayFunction extends NodejsFunction {
         ...props.environment,
         [LAMBDA_ENV.configPath]: BUNDLED_CONFIG_FILE,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: `docrelay-${props.name}`,
-        POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+        POWERTOOLS_SERVICE_NAME: props.serviceName ?? `docrelay-${props.name}`,
+        POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'docrelay',
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
       },
     });

@@ -3,7 +3,7 @@
  * is anything parked in a dead-letter queue, is the worker crashing, is the queue falling behind, are
  * senders getting 5xx. Alarms notify an SNS topic given by the caller or created here.
  */
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
@@ -12,20 +12,19 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
+  MathExpression,
   Metric,
   TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-
-/** Namespace of the EMF metrics docrelay's functions publish (functions/commons/observability.ts). */
-export const METRICS_NAMESPACE = 'docrelay';
 
 /** Thresholds of docrelay's alarms. */
 export interface DocRelayAlarmThresholds {
@@ -39,6 +38,10 @@ export interface DocRelayAlarmThresholds {
 
 /** Props of `DocRelayMonitoring`. */
 export interface DocRelayMonitoringProps {
+  /** Namespace of the EMF metrics the functions publish (their POWERTOOLS_METRICS_NAMESPACE). */
+  readonly metricsNamespace: string;
+  /** The Powertools service name (the metrics' `service` dimension) of each function. */
+  readonly serviceNames: Readonly<Record<'ingest' | 'worker' | 'reconciler' | 'event-ingest', string>>;
   readonly api: IHttpApi;
   readonly ingestFunction: IFunction;
   readonly workerFunction: IFunction;
@@ -46,6 +49,7 @@ export interface DocRelayMonitoringProps {
   readonly reconcilerFunction: IFunction;
   /** Absent when no integration takes EventBridge events. */
   readonly eventIngestFunction?: IFunction;
+  readonly table: ITable;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
   /** Failed EventBridge deliveries; absent when no integration takes events. */
@@ -68,6 +72,14 @@ export class DocRelayMonitoring extends Construct {
   public readonly deadLetterQueueAlarm: Alarm;
   /** The EventBridge deliveries' dead-letter queue holds a message (only with event integrations). */
   public readonly eventsDeadLetterQueueAlarm?: Alarm;
+  /** A message arrived in the jobs dead-letter queue (fires again on every new arrival, not only once). */
+  public readonly deadLetterArrivalsAlarm: Alarm;
+  /** The reconciler failed (its failed invocations also land in the reconciler's failure queue). */
+  public readonly reconcilerErrorsAlarm: Alarm;
+  /** The worker was throttled (reserved or account concurrency exhausted). */
+  public readonly workerThrottlesAlarm: Alarm;
+  /** DynamoDB throttled reads or writes of the job table. */
+  public readonly tableThrottlesAlarm: Alarm;
   /** The worker crashed or timed out. */
   public readonly workerErrorsAlarm: Alarm;
   /** The jobs queue's oldest message is older than the threshold. */
@@ -120,6 +132,49 @@ export class DocRelayMonitoring extends Construct {
         'docrelay: an EventBridge event could not become a delivery and is in the events dead-letter queue.',
       );
     }
+    // The depth's increase, not its level: "not empty" fires once and stays silent while later jobs fail too.
+    // Missing points count as 0, so the first arrival after a quiet spell is an increase.
+    this.deadLetterArrivalsAlarm = alarm(
+      'DeadLetterQueueArrivals',
+      new MathExpression({
+        expression: 'DIFF(FILL(depth, 0))',
+        usingMetrics: {
+          depth: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: FIVE_MINUTES,
+            statistic: 'Maximum',
+          }),
+        },
+        label: 'New dead letters',
+        period: FIVE_MINUTES,
+      }),
+      1,
+      'docrelay: another job failed for good: new messages arrived in the dead-letter queue (npx docrelay dlq list).',
+    );
+    this.reconcilerErrorsAlarm = alarm(
+      'ReconcilerErrors',
+      props.reconcilerFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      1,
+      'docrelay: the reconciler failed; stranded jobs are not re-sent until it succeeds (its failed invocations are in the reconciler failure queue).',
+    );
+    this.workerThrottlesAlarm = alarm(
+      'WorkerThrottles',
+      props.workerFunction.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      1,
+      'docrelay: the worker was throttled (account or reserved concurrency exhausted); jobs wait in the queue.',
+    );
+    const throttled = (metricName: string) =>
+      props.table.metric(metricName, { period: FIVE_MINUTES, statistic: 'Sum' });
+    this.tableThrottlesAlarm = alarm(
+      'TableThrottles',
+      new MathExpression({
+        expression: 'FILL(reads, 0) + FILL(writes, 0)',
+        usingMetrics: { reads: throttled('ReadThrottleEvents'), writes: throttled('WriteThrottleEvents') },
+        label: 'Throttled table requests',
+        period: FIVE_MINUTES,
+      }),
+      1,
+      'docrelay: DynamoDB throttled requests to the job table; ingest may answer 5xx and jobs may be retried.',
+    );
     this.workerErrorsAlarm = alarm(
       'WorkerErrors',
       props.workerFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
@@ -142,6 +197,10 @@ export class DocRelayMonitoring extends Construct {
     this.alarms = [
       this.deadLetterQueueAlarm,
       ...(this.eventsDeadLetterQueueAlarm === undefined ? [] : [this.eventsDeadLetterQueueAlarm]),
+      this.deadLetterArrivalsAlarm,
+      this.reconcilerErrorsAlarm,
+      this.workerThrottlesAlarm,
+      this.tableThrottlesAlarm,
       this.workerErrorsAlarm,
       this.oldestMessageAlarm,
       this.api5xxAlarm,
@@ -155,24 +214,60 @@ export class DocRelayMonitoring extends Construct {
       enforceSSL: true,
       ...(key === undefined ? {} : { masterKey: key }),
     });
+    // enforceSSL gives the topic a policy of its own, which replaces SNS's default one: without this statement
+    // nothing would allow CloudWatch to publish. Only alarms of this account and region may.
+    const stack = Stack.of(this);
+    const cloudWatch = new ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromOwnAlarms = {
+      StringEquals: { 'aws:SourceAccount': stack.account },
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({
+          service: 'cloudwatch',
+          resource: 'alarm',
+          resourceName: '*',
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+    };
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AllowCloudWatchAlarms',
+        principals: [cloudWatch],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromOwnAlarms,
+      }),
+    );
     // Without a customer key the topic stays unencrypted: notifications carry alarm names and metric values
     // only, and the AWS managed SNS key would stop CloudWatch from publishing (its policy cannot be changed).
     if (key !== undefined) {
-      // CloudWatch publishes to an encrypted topic only when the key lets it (a no-op for imported keys,
-      // whose policy the owner must extend; docs/deploy.md says how).
-      key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey');
+      // CloudWatch publishes to an encrypted topic only when the key lets it, under the same conditions (a
+      // no-op for imported keys, whose policy the owner must extend; docs/deploy.md says how).
+      key.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'AllowCloudWatchAlarmsToUseTheKey',
+          principals: [cloudWatch],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resources: ['*'],
+          conditions: fromOwnAlarms,
+        }),
+      );
     }
     return topic;
   }
 
   private createDashboard(props: DocRelayMonitoringProps): Dashboard {
     const dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    const emf = (metricName: string, service: string, statistic = 'Sum'): Metric =>
+    const emf = (
+      metricName: string,
+      fn: keyof DocRelayMonitoringProps['serviceNames'],
+      statistic = 'Sum',
+    ): Metric =>
       new Metric({
-        namespace: METRICS_NAMESPACE,
+        namespace: props.metricsNamespace,
         metricName,
-        // Powertools Metrics adds the `service` dimension (docrelay-<function>) to every metric.
-        dimensionsMap: { service },
+        // Powertools Metrics adds the `service` dimension (POWERTOOLS_SERVICE_NAME) to every metric.
+        dimensionsMap: { service: props.serviceNames[fn] },
         statistic,
         period: FIVE_MINUTES,
       });
@@ -211,11 +306,18 @@ export class DocRelayMonitoring extends Construct {
       new GraphWidget({
         title: 'Deliveries',
         left: [
-          emf('DeliveriesAccepted', 'docrelay-ingest'),
-          emf('DuplicateDeliveries', 'docrelay-ingest'),
-          emf('DeliveriesRefused', 'docrelay-ingest'),
-          emf('IngestErrors', 'docrelay-ingest'),
-          emf('JobsQueued', 'docrelay-ingest'),
+          emf('DeliveriesAccepted', 'ingest'),
+          emf('DuplicateDeliveries', 'ingest'),
+          emf('DeliveriesRefused', 'ingest'),
+          emf('IngestErrors', 'ingest'),
+          emf('JobsQueued', 'ingest'),
+          ...(props.eventIngestFunction === undefined
+            ? []
+            : [
+                emf('DeliveriesAccepted', 'event-ingest'),
+                emf('DuplicateDeliveries', 'event-ingest'),
+                emf('JobsQueued', 'event-ingest'),
+              ]),
         ],
         width: 12,
       }),
@@ -224,13 +326,13 @@ export class DocRelayMonitoring extends Construct {
       new GraphWidget({
         title: 'Jobs',
         left: [
-          emf('JobsStored', 'docrelay-worker'),
-          emf('JobsFailed', 'docrelay-worker'),
-          emf('JobRetries', 'docrelay-worker'),
-          emf('PoisonMessages', 'docrelay-worker'),
-          emf('JobsResent', 'docrelay-reconciler'),
+          emf('JobsStored', 'worker'),
+          emf('JobsFailed', 'worker'),
+          emf('JobRetries', 'worker'),
+          emf('PoisonMessages', 'worker'),
+          emf('JobsResent', 'reconciler'),
         ],
-        right: [emf('JobDuration', 'docrelay-worker', 'p90')],
+        right: [emf('JobDuration', 'worker', 'p90')],
         width: 12,
       }),
       new GraphWidget({

@@ -72,8 +72,9 @@ export class DocRelayStack extends Stack {
       description: 'CloudWatch dashboard',
     });
     relay.createdSecrets.forEach((secret, index) => {
-      const name = [...relay.configSecrets.entries()].find(([, value]) => value === secret)?.[0] ?? '';
-      new CfnOutput(this, `SetSecret${outputKeyPart(name)}${index}`, {
+      const logical = [...relay.configSecrets.entries()].find(([, value]) => value === secret)?.[0] ?? '';
+      const name = relay.secretNames.get(logical) ?? logical;
+      new CfnOutput(this, `SetSecret${outputKeyPart(logical)}${index}`, {
         value: `aws secretsmanager put-secret-value --secret-id ${name} --secret-string '<value>'`,
         description: `Secret ${name} holds a random placeholder: set its real value with this command`,
       });

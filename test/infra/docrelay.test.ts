@@ -1,6 +1,7 @@
 /** The DocRelay construct and stack: fine-grained assertions on the synthesized template. */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { JOB_TABLE } from '../../functions/config/table-contract';
@@ -95,8 +96,8 @@ describe('DocRelay with its defaults', () => {
           [LAMBDA_ENV.maxReceiveCount]: '8',
           [LAMBDA_ENV.leaseSeconds]: '1800',
           NODE_OPTIONS: '--enable-source-maps',
-          POWERTOOLS_SERVICE_NAME: `docrelay-${name}`,
-          POWERTOOLS_METRICS_NAMESPACE: 'docrelay',
+          POWERTOOLS_SERVICE_NAME: `Test-${name}`,
+          POWERTOOLS_METRICS_NAMESPACE: 'docrelay/Test',
           POWERTOOLS_LOG_LEVEL: 'INFO',
         });
       },
@@ -192,7 +193,7 @@ describe('DocRelay with its defaults', () => {
                 { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
                 { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
               ],
-              Projection: { ProjectionType: 'ALL' },
+              Projection: { ProjectionType: JOB_TABLE.openJobsProjection },
             },
           ],
           AttributeDefinitions: Match.arrayWith([
@@ -362,7 +363,7 @@ describe('DocRelay with its defaults', () => {
         Value: { 'Fn::GetAtt': [id(relay.queue), 'QueueName'] },
       });
       alarmOn('5xx', 1, { Name: 'ApiId', Value: { Ref: id(relay.api) } });
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
     });
 
     test('a TLS-only alarm topic and a dashboard are created', () => {
@@ -579,17 +580,45 @@ describe('DocRelay with props', () => {
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
   });
 
-  test('a service.maxConcurrency of 1 becomes a reserved concurrency of 1 (SQS event sources need at least 2)', () => {
+  test('a service.maxConcurrency of 1 fails synth with what to do, unless the worker reserves concurrency itself', () => {
     const config = fixtureConfig();
+    const single = { ...config, service: { ...config.service, maxConcurrency: 1 } };
+    expect(() => synthStack({}, single)).toThrow(
+      /service.maxConcurrency 1 cannot be enforced by an SQS event source \(its minimum is 2\).*reservedConcurrentExecutions/,
+    );
     const { stack, template } = synthStack(
-      {},
-      { ...config, service: { ...config.service, maxConcurrency: 1 } },
+      { functions: { worker: { reservedConcurrentExecutions: 1 } } },
+      single,
     );
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
     expect(
       template.toJSON().Resources[logicalId(stack, stack.docRelay.workerFunction)].Properties
         .ReservedConcurrentExecutions,
     ).toBe(1);
+  });
+
+  test('per-function props: VPC and subnets, reserved concurrency, extra environment under docrelay’s own', () => {
+    const stack = new Stack(testApp(), 'Vpc');
+    const vpc = new Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    const relay = new DocRelay(stack, 'Relay', {
+      config: fixtureConfig(),
+      functions: {
+        worker: {
+          vpc,
+          vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+          reservedConcurrentExecutions: 5,
+          environment: { HTTPS_PROXY: 'http://proxy.internal:3128', DOCRELAY_TABLE: 'ignored' },
+        },
+      },
+    });
+    const template = Template.fromStack(stack);
+    const worker = template.toJSON().Resources[logicalId(stack, relay.workerFunction)].Properties;
+    expect(worker.VpcConfig.SubnetIds).toHaveLength(2);
+    expect(worker.ReservedConcurrentExecutions).toBe(5);
+    expect(worker.Environment.Variables.HTTPS_PROXY).toBe('http://proxy.internal:3128');
+    expect(worker.Environment.Variables.DOCRELAY_TABLE).toEqual({ Ref: logicalId(stack, relay.table) });
+    const ingest = template.toJSON().Resources[logicalId(stack, relay.ingestFunction)].Properties;
+    expect([ingest.VpcConfig, ingest.Environment.Variables.HTTPS_PROXY]).toEqual([undefined, undefined]);
   });
 
   test('createSecrets creates every config secret by its name, with a random placeholder and an output saying how to set it', () => {
@@ -602,7 +631,10 @@ describe('DocRelay with props', () => {
     ]) {
       template.hasResource('AWS::SecretsManager::Secret', {
         DeletionPolicy: 'Retain',
-        Properties: { Name: name, GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true } },
+        Properties: {
+          Name: `Test/${name}`,
+          GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true },
+        },
       });
     }
     template.resourceCountIs('AWS::SecretsManager::Secret', 5);
@@ -610,7 +642,7 @@ describe('DocRelay with props', () => {
       (o) => o.Value,
     );
     expect(outputs).toContain(
-      "aws secretsmanager put-secret-value --secret-id test/github-webhook-next --secret-string '<value>'",
+      "aws secretsmanager put-secret-value --secret-id Test/test/github-webhook-next --secret-string '<value>'",
     );
     expect(
       outputs.filter((value) => typeof value === 'string' && value.startsWith('aws secretsmanager')),
@@ -681,8 +713,8 @@ describe('DocRelay with props', () => {
     expect(stack.docRelay.eventIngestFunction).toBeUndefined();
     template.resourceCountIs('AWS::Lambda::Function', 4);
     template.resourceCountIs('AWS::Events::Rule', 1);
-    template.resourceCountIs('AWS::SQS::Queue', 2);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+    template.resourceCountIs('AWS::SQS::Queue', 3);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
   });
 
   test('a worker timeout shorter than twice service.timeoutSeconds is a synth warning', () => {

@@ -1,0 +1,144 @@
+/**
+ * The HTTP API: the webhook route (any method reaches the ingest, which answers anything but POST with a 405
+ * problem, as the local API does) and the IAM-authorized jobs route, on a throttled, access-logged stage.
+ */
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  DomainName,
+  HttpApi,
+  type HttpApiProps,
+  HttpMethod,
+  type HttpRoute,
+  type HttpStage,
+  LogGroupLogDestination,
+  type ThrottleSettings,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ARecord, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
+import type { Construct } from 'constructs';
+import type { DocRelayDomainProps } from '../docrelay-props';
+import { acknowledge } from './nag';
+
+/** The default API throttling. */
+export const DEFAULT_THROTTLE: Required<ThrottleSettings> = { rateLimit: 50, burstLimit: 100 };
+
+/** Inputs of `buildHttpApi`. */
+export interface HttpApiOptions {
+  /** The API's name (one per deployment). */
+  readonly apiName: string;
+  readonly ingestFunction: IFunction;
+  readonly jobsApiFunction: IFunction;
+  readonly throttle?: ThrottleSettings;
+  readonly logRetention: RetentionDays;
+  readonly logRemovalPolicy?: RemovalPolicy;
+  readonly apiProps?: Pick<HttpApiProps, 'description' | 'disableExecuteApiEndpoint' | 'corsPreflight'>;
+  readonly domain?: DocRelayDomainProps;
+}
+
+/** The API, its stage, access logs and routes. */
+export interface DocRelayHttpApi {
+  readonly api: HttpApi;
+  readonly stage: HttpStage;
+  readonly accessLogGroup: LogGroup;
+  readonly webhookRoute: HttpRoute;
+  readonly jobsRoute: HttpRoute;
+  /** The custom domain, when one was given. */
+  readonly domainName?: DomainName;
+  /** The base URL senders use: the custom domain's, else the execute-api address. */
+  readonly endpoint: string;
+}
+
+/** The access log line: one JSON object per request. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    ip: '$context.identity.sourceIp',
+    requestTime: '$context.requestTime',
+    method: '$context.httpMethod',
+    routeKey: '$context.routeKey',
+    path: '$context.path',
+    status: '$context.status',
+    responseLength: '$context.responseLength',
+    latency: '$context.responseLatency',
+    integrationStatus: '$context.integrationStatus',
+    integrationError: '$context.integrationErrorMessage',
+    caller: '$context.identity.userArn',
+  }),
+);
+
+/** Creates the API with its `$default` stage and the two routes. */
+export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRelayHttpApi {
+  if (options.apiProps?.disableExecuteApiEndpoint === true && options.domain === undefined) {
+    throw new Error(
+      'DocRelay: apiProps.disableExecuteApiEndpoint needs a custom domain (props.domain): without one the API has no address',
+    );
+  }
+  const domainName =
+    options.domain === undefined
+      ? undefined
+      : new DomainName(scope, 'ApiDomain', {
+          domainName: options.domain.domainName,
+          certificate: options.domain.certificate,
+        });
+  const api = new HttpApi(scope, 'Api', {
+    description: 'docrelay: webhooks in, documents in S3',
+    ...options.apiProps,
+    apiName: options.apiName,
+    // The stage is created below, with throttling and access logs.
+    createDefaultStage: false,
+  });
+  const accessLogGroup = new LogGroup(scope, 'ApiAccessLogs', {
+    retention: options.logRetention,
+    ...(options.logRemovalPolicy === undefined ? {} : { removalPolicy: options.logRemovalPolicy }),
+  });
+  const stage = api.addStage('DefaultStage', {
+    stageName: '$default',
+    autoDeploy: true,
+    throttle: {
+      rateLimit: options.throttle?.rateLimit ?? DEFAULT_THROTTLE.rateLimit,
+      burstLimit: options.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
+    },
+    accessLogSettings: { destination: new LogGroupLogDestination(accessLogGroup), format: ACCESS_LOG_FORMAT },
+    ...(domainName === undefined ? {} : { domainMapping: { domainName } }),
+  });
+  if (domainName !== undefined && options.domain?.hostedZone !== undefined) {
+    new ARecord(scope, 'ApiDomainRecord', {
+      zone: options.domain.hostedZone,
+      recordName: options.domain.domainName,
+      target: RecordTarget.fromAlias(
+        new ApiGatewayv2DomainProperties(domainName.regionalDomainName, domainName.regionalHostedZoneId),
+      ),
+    });
+  }
+  const [webhookRoute] = api.addRoutes({
+    path: '/v1/hooks/{integrationId}',
+    methods: [HttpMethod.ANY],
+    integration: new HttpLambdaIntegration('IngestIntegration', options.ingestFunction),
+  }) as [HttpRoute];
+  const [jobsRoute] = api.addRoutes({
+    path: '/v1/jobs/{jobId}',
+    methods: [HttpMethod.GET],
+    integration: new HttpLambdaIntegration('JobsIntegration', options.jobsApiFunction),
+    authorizer: new HttpIamAuthorizer(),
+  }) as [HttpRoute];
+  acknowledge(
+    webhookRoute,
+    'AwsSolutions-APIG4',
+    'Webhook senders (GitHub, Stripe, …) cannot sign with IAM or obtain tokens: each delivery is authenticated by its HMAC/ed25519 signature over the raw body, verified with a constant-time comparison in the ingest function before anything else; unknown integrations answer 404. The stage is throttled.',
+  );
+  const endpoint = options.domain === undefined ? api.apiEndpoint : `https://${options.domain.domainName}`;
+  return {
+    api,
+    stage,
+    accessLogGroup,
+    webhookRoute,
+    jobsRoute,
+    endpoint,
+    ...(domainName === undefined ? {} : { domainName }),
+  };
+}

@@ -1,0 +1,287 @@
+/**
+ * docrelay's five functions, each built with the grants it needs beside its wiring: only the actions it
+ * calls, on only the resources it touches. Every function is a DocRelayFunction (one shared base).
+ */
+import { Annotations, Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IDestination } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { DocrelayConfig } from '../../functions/config/schema';
+import { JOB_TABLE } from '../../functions/config/table-contract';
+import {
+  DocRelayFunction,
+  type DocRelayFunctionName,
+  type DocRelayFunctionOptions,
+  type DocRelayFunctionProps,
+  type FunctionSizing,
+} from '../docrelay-function';
+import type { DeploymentIdentity } from './identity';
+import { acknowledge, acknowledgeWildcardResource } from './nag';
+import { configSecretNames, secretPolicyArn } from './secrets';
+
+/** SQS event sources cap concurrency from 2 up (ScalingConfig.MaximumConcurrency). */
+const MIN_ESM_MAX_CONCURRENCY = 2;
+
+/** The literal start of a key pattern (before its first placeholder), to scope S3 permissions. */
+export function keyPatternPrefix(keyPattern: string): string {
+  const literal = keyPattern.split('{', 1)[0] ?? '';
+  // Only whole path segments: `docs/{x}` scopes to `docs/`, `doc{x}` to nothing finer than the bucket.
+  return literal.includes('/') ? literal.slice(0, literal.lastIndexOf('/') + 1) : '';
+}
+
+/** What every function builder shares: the resources to wire, and the settings of the function base. */
+export interface FunctionWiring {
+  readonly scope: Construct;
+  readonly config: DocrelayConfig;
+  readonly configFile: string;
+  readonly table: Table;
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly bucket: IBucket;
+  readonly sealingSecret: ISecret;
+  /** The config's secrets by the names the config gives them. */
+  readonly configSecrets: ReadonlyMap<string, ISecret>;
+  readonly serviceApiKeySecret: ISecret;
+  readonly eventBusArn: string;
+  /** Customer managed keys of the table, queues and bucket, which the functions must be able to use. */
+  readonly keys: readonly IKey[];
+  /** The environment every function gets (resource names, lease, receive count). */
+  readonly environment: Readonly<Record<string, string>>;
+  readonly logRetention: RetentionDays;
+  readonly logRemovalPolicy?: RemovalPolicy;
+  readonly logLevel?: DocRelayFunctionProps['logLevel'];
+  /** Metric namespace and service names of this deployment. */
+  readonly identity: DeploymentIdentity;
+}
+
+type ExtraProps = NonNullable<DocRelayFunctionProps['functionProps']>;
+
+/** A function's settings with its memory and timeout filled. */
+export type FunctionOptions = DocRelayFunctionOptions & Required<FunctionSizing>;
+
+/** A docrelay function on the shared base, with the X-Ray wildcard acknowledged on its role. */
+function newFunction(
+  wiring: FunctionWiring,
+  id: string,
+  name: DocRelayFunctionName,
+  size: FunctionOptions,
+  description: string,
+  functionProps: ExtraProps = {},
+): DocRelayFunction {
+  const fn = new DocRelayFunction(wiring.scope, id, {
+    name,
+    configFile: wiring.configFile,
+    description,
+    memorySize: size.memorySize,
+    timeout: size.timeout,
+    environment: { ...size.environment, ...wiring.environment },
+    metricsNamespace: wiring.identity.metricsNamespace,
+    serviceName: wiring.identity.serviceName(name),
+    logRetention: wiring.logRetention,
+    ...(wiring.logRemovalPolicy === undefined ? {} : { logRemovalPolicy: wiring.logRemovalPolicy }),
+    ...(wiring.logLevel === undefined ? {} : { logLevel: wiring.logLevel }),
+    functionProps: {
+      ...(size.vpc === undefined ? {} : { vpc: size.vpc }),
+      ...(size.vpcSubnets === undefined ? {} : { vpcSubnets: size.vpcSubnets }),
+      ...(size.securityGroups === undefined ? {} : { securityGroups: size.securityGroups }),
+      ...(size.reservedConcurrentExecutions === undefined
+        ? {}
+        : { reservedConcurrentExecutions: size.reservedConcurrentExecutions }),
+      ...functionProps,
+    },
+  });
+  acknowledge(
+    fn.executionRole,
+    'AwsSolutions-IAM5[Resource::*]',
+    'Only the X-Ray statement (PutTraceSegments, PutTelemetryRecords) has Resource "*": X-Ray supports no resource-level permissions.',
+  );
+  return fn;
+}
+
+/** Adds one Allow statement to a function's role. */
+function allow(fn: DocRelayFunction, actions: string[], resources: string[]): void {
+  fn.addToRolePolicy(new PolicyStatement({ actions, resources }));
+}
+
+/**
+ * Customer managed keys: readers decrypt, writers also generate data keys. Keys of a bucket or secret brought
+ * by the caller are theirs to grant.
+ */
+function allowKeys(fn: DocRelayFunction, keys: readonly IKey[], use: 'read' | 'write'): void {
+  const actions = use === 'write' ? ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
+  for (const key of keys) allow(fn, actions, [key.keyArn]);
+}
+
+/** The bucket's objects under the key pattern's literal prefix, acknowledged as the one wildcard it needs. */
+function documentObjects(wiring: FunctionWiring, fn: DocRelayFunction): string {
+  const objects = wiring.bucket.arnForObjects(`${keyPatternPrefix(wiring.config.storage.keyPattern)}*`);
+  acknowledgeWildcardResource(
+    fn.executionRole,
+    objects,
+    'Object keys are built at run time from storage.keyPattern (job ids, dates, file names): the statement covers only this bucket’s objects under the pattern’s literal prefix, with only the object actions the function calls.',
+  );
+  return objects;
+}
+
+/**
+ * `POST /v1/hooks/{integrationId}`: records the delivery and its jobs (conditional puts, a read on conflict,
+ * marking it enqueued), sends the job messages, reads the webhook secrets and the sealing secret.
+ */
+export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
+  const fn = newFunction(
+    wiring,
+    'Ingest',
+    'ingest',
+    size,
+    'docrelay: verifies webhooks and queues their jobs',
+  );
+  const webhookSecrets = [...configSecretNames(wiring.config).webhook.values()].flat();
+  allow(fn, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
+  allow(
+    fn,
+    ['secretsmanager:GetSecretValue'],
+    [
+      ...[...new Set(webhookSecrets)].map((name) => secretPolicyArn(wiring.configSecrets.get(name)!)),
+      secretPolicyArn(wiring.sealingSecret),
+    ],
+  );
+  allowKeys(fn, wiring.keys, 'write');
+  return fn;
+}
+
+/** Inputs of the worker beyond the shared wiring. */
+export interface WorkerOptions {
+  readonly batchSize: number;
+}
+
+/**
+ * The SQS worker: the job state machine (read, conditional update), the copy to S3 (lib-storage: PutObject
+ * covers the multipart calls; AbortMultipartUpload cleans up), dead letters, a fresh delayed message for a job
+ * outlasting a service outage, retry deferral (ChangeMessageVisibility comes with the event source), events,
+ * the service API key and the sealing secret.
+ */
+export function buildWorkerFunction(
+  wiring: FunctionWiring,
+  size: FunctionOptions,
+  options: WorkerOptions,
+): DocRelayFunction {
+  const maxConcurrency = wiring.config.service.maxConcurrency;
+  const reserved = size.reservedConcurrentExecutions;
+  // A cap of 1 cannot be an event-source cap, and a reserved concurrency of 1 is refused by accounts whose
+  // quota leaves fewer than 10 unreserved (the default quota of 10 does): only the caller can choose it.
+  if (maxConcurrency < MIN_ESM_MAX_CONCURRENCY && reserved === undefined) {
+    throw new Error(
+      `DocRelay: service.maxConcurrency ${maxConcurrency} cannot be enforced by an SQS event source (its minimum is ${MIN_ESM_MAX_CONCURRENCY}). Use 2 or more, or set functions.worker.reservedConcurrentExecutions to 1 if the account's Lambda concurrency quota leaves at least 10 unreserved (not the default quota of 10; docs/deploy.md, "Concurrency").`,
+    );
+  }
+  const fn = newFunction(
+    wiring,
+    'Worker',
+    'worker',
+    size,
+    'docrelay: generates documents and stores them in S3',
+  );
+  fn.addEventSource(
+    new SqsEventSource(wiring.queue, {
+      batchSize: options.batchSize,
+      reportBatchItemFailures: true,
+      // The worker runs one generation at a time per invocation, so this caps generations in flight.
+      ...(maxConcurrency >= MIN_ESM_MAX_CONCURRENCY ? { maxConcurrency } : {}),
+    }),
+  );
+  if (wiring.config.service.timeoutSeconds * 2 > size.timeout.toSeconds()) {
+    Annotations.of(wiring.scope).addWarningV2(
+      'docrelay:workerTimeout',
+      `the worker timeout (${size.timeout.toSeconds()} s) leaves little room for service.timeoutSeconds (${wiring.config.service.timeoutSeconds} s) and a retry; raise functions.worker.timeout`,
+    );
+  }
+  const objects = documentObjects(wiring, fn);
+  allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload'], [objects]);
+  allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn, wiring.deadLetterQueue.queueArn]);
+  allow(fn, ['events:PutEvents'], [wiring.eventBusArn]);
+  allow(
+    fn,
+    ['secretsmanager:GetSecretValue'],
+    [secretPolicyArn(wiring.serviceApiKeySecret), secretPolicyArn(wiring.sealingSecret)],
+  );
+  allowKeys(fn, wiring.keys, 'write');
+  return fn;
+}
+
+/** `GET /v1/jobs/{jobId}`: reads a job; presigned GETs carry the function's own permission to read objects. */
+export function buildJobsApiFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
+  const fn = newFunction(wiring, 'JobsApi', 'jobs-api', size, 'docrelay: GET /v1/jobs/{jobId}');
+  const objects = documentObjects(wiring, fn);
+  allow(fn, ['dynamodb:GetItem'], [wiring.table.tableArn]);
+  allow(fn, ['s3:GetObject'], [objects]);
+  allowKeys(fn, wiring.keys, 'read');
+  return fn;
+}
+
+/**
+ * The scheduled reconciler: lists open items on the open-jobs index, completes deliveries (puts missing jobs,
+ * marks them enqueued), renews leases and re-sends jobs. A failed pass lands in `failureQueue`, with the error.
+ */
+export function buildReconcilerFunction(
+  wiring: FunctionWiring,
+  size: FunctionOptions,
+  failureQueue: Queue,
+): DocRelayFunction {
+  const fn = newFunction(wiring, 'Reconciler', 'reconciler', size, 'docrelay: re-sends stranded jobs', {
+    // The next tick retries; a failed pass need not be retried asynchronously, but it is kept (and alarmed).
+    retryAttempts: 0,
+    onFailure: sendOnlyQueueDestination(failureQueue),
+  });
+  allow(fn, ['dynamodb:Query'], [`${wiring.table.tableArn}/index/${JOB_TABLE.openJobsIndex}`]);
+  allow(fn, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
+  allowKeys(fn, wiring.keys, 'write');
+  return fn;
+}
+
+/**
+ * EventBridge deliveries: records the delivery and its jobs like the ingest does, without webhook secrets;
+ * after Lambda's own retries a failed event lands in `deadLetterQueue`, with the error.
+ */
+export function buildEventIngestFunction(
+  wiring: FunctionWiring,
+  size: FunctionOptions,
+  deadLetterQueue: Queue,
+): DocRelayFunction {
+  const fn = newFunction(
+    wiring,
+    'EventIngest',
+    'event-ingest',
+    size,
+    'docrelay: turns matching EventBridge events into deliveries',
+    {
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: sendOnlyQueueDestination(deadLetterQueue),
+    },
+  );
+  allow(fn, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
+  allow(fn, ['secretsmanager:GetSecretValue'], [secretPolicyArn(wiring.sealingSecret)]);
+  allowKeys(fn, wiring.keys, 'write');
+  return fn;
+}
+
+/** An SQS destination granting only sqs:SendMessage (SqsDestination also grants GetQueueAttributes/Url). */
+function sendOnlyQueueDestination(queue: Queue): IDestination {
+  return {
+    bind: (_scope, fn) => {
+      fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
+      return { destination: queue.queueArn };
+    },
+  };
+}

@@ -1,0 +1,217 @@
+/** The DocRelay construct's props: what a caller may bring, size and tune. */
+
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
+import type { HttpApiProps, ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
+import type { TableProps } from 'aws-cdk-lib/aws-dynamodb';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IHostedZone } from 'aws-cdk-lib/aws-route53';
+import type { BucketProps, IBucket, LifecycleRule } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { QueueProps } from 'aws-cdk-lib/aws-sqs';
+import type { DocrelayConfigInput } from '../functions/config/schema';
+import type { DocRelayFunctionOptions, FunctionSizing } from './docrelay-function';
+import type { DocRelayAlarmThresholds } from './docrelay-monitoring';
+
+/** Settings for a bucket the construct creates. */
+export interface DocRelayNewBucketProps {
+  /**
+   * Lifecycle rules of the documents bucket.
+   * @default abort incomplete multipart uploads after 1 day; delete noncurrent versions after 30 days
+   */
+  readonly lifecycleRules?: LifecycleRule[];
+  /** Bucket for the server access logs. @default a new bucket (SSE-S3, logs expire after 365 days) */
+  readonly accessLogsBucket?: IBucket;
+  /** Key prefix of the server access logs. @default 'documents/' */
+  readonly accessLogsPrefix?: string;
+  /**
+   * Escape hatch for other bucket settings; the security settings (block public access, SSL, encryption,
+   * versioning, access logs) are applied over it and cannot be passed.
+   */
+  readonly bucketProps?: Omit<
+    BucketProps,
+    | 'blockPublicAccess'
+    | 'enforceSSL'
+    | 'encryption'
+    | 'encryptionKey'
+    | 'versioned'
+    | 'publicReadAccess'
+    | 'serverAccessLogsBucket'
+    | 'serverAccessLogsPrefix'
+    | 'lifecycleRules'
+    | 'bucketName'
+  >;
+}
+
+/** Where documents are stored: an existing bucket, or settings for one the construct creates. */
+export type DocRelayBucketOption =
+  | {
+      /** A bucket you manage (its encryption, logging and lifecycle are yours). */
+      readonly existing: IBucket;
+      readonly create?: never;
+    }
+  | {
+      readonly existing?: never;
+      /** Settings of the created bucket. @default see DocRelayNewBucketProps */
+      readonly create?: DocRelayNewBucketProps;
+    };
+
+/**
+ * Settings of docrelay's functions: memory and timeout (docs/deploy.md, "Memory and timeouts", says why these
+ * defaults), VPC, reserved concurrency, extra environment.
+ */
+export interface DocRelayFunctionsSizing {
+  /** @default 512 MB, 10 s */
+  readonly ingest?: DocRelayFunctionOptions;
+  /** @default 1024 MB, 300 s */
+  readonly worker?: DocRelayFunctionOptions;
+  /** @default 256 MB, 10 s */
+  readonly jobsApi?: DocRelayFunctionOptions;
+  /** @default 256 MB, 30 s */
+  readonly eventIngest?: DocRelayFunctionOptions;
+  /** @default 256 MB, 60 s */
+  readonly reconciler?: DocRelayFunctionOptions;
+}
+
+/** A custom domain for the HTTP API, so webhook URLs survive a recreated stack. */
+export interface DocRelayDomainProps {
+  /** The domain name, e.g. `hooks.example.com`. */
+  readonly domainName: string;
+  /** An ACM certificate for it, in the stack's region. */
+  readonly certificate: ICertificate;
+  /** A hosted zone to create the alias record in. @default none: point the name at the API yourself */
+  readonly hostedZone?: IHostedZone;
+}
+
+/** Props of the DocRelay construct. */
+export interface DocRelayProps {
+  /** The configuration (the YAML file's content, e.g. `loadConfigFileSync(path).config`); validated again here. */
+  readonly config: DocrelayConfigInput;
+  /** Name of the configuration in error messages. @default 'config' */
+  readonly configSource?: string;
+  /** The documents bucket. @default a new bucket with the defaults of DocRelayNewBucketProps */
+  readonly bucket?: DocRelayBucketOption;
+  /**
+   * Customer managed key for the created bucket, table, queues, sealing secret, secrets and alarm topic.
+   * @default AWS managed encryption: SSE-S3, SQS-managed SSE, DynamoDB's AWS owned key, aws/secretsmanager
+   */
+  readonly encryptionKey?: IKey;
+  /**
+   * Bus for `Document Stored`/`Document Failed` events and for the integrations' event rules.
+   * @default the account's default bus
+   */
+  readonly eventBus?: IEventBus;
+  /** SNS topic the alarms notify. @default a new topic */
+  readonly alarmTopic?: ITopic;
+  /** Alarm thresholds. @default see DocRelayAlarmThresholds */
+  readonly alarmThresholds?: DocRelayAlarmThresholds;
+  /**
+   * Create the service API key and webhook secrets named in the config (with a random placeholder value to be
+   * replaced, see the stack outputs) instead of importing existing secrets by name. Their names are prefixed
+   * with the deployment's name (`DocRelay-prod/docrelay/github-webhook`).
+   * @default false
+   */
+  readonly createSecrets?: boolean;
+  /**
+   * Secrets given as constructs, by the name the config gives them (`service.apiKeySecret`, a webhook's
+   * `verify.secret`); each needs a name known at synth. Others are imported by name or created.
+   * @default none: every config secret is imported by name (or created, with `createSecrets`)
+   */
+  readonly secrets?: Readonly<Record<string, ISecret>>;
+  /**
+   * The deployment's name: the metric namespace (`docrelay/<name>`), the functions' service names
+   * (`<name>-worker`), created secrets' name prefix (`<name>/`) and the HTTP API's name derive from it.
+   * @default the stack name
+   */
+  readonly deploymentName?: string;
+  /** The secret that seals payloads and links at rest. @default a new secret with a generated random value */
+  readonly sealingSecret?: ISecret;
+  /** Receives of a job message before it goes to the dead-letter queue. @default 8 */
+  readonly maxReceiveCount?: number;
+  /** Messages per worker invocation (processed one after another). @default 1 */
+  readonly batchSize?: number;
+  /** Throttling of the HTTP API's stage. @default rateLimit 50 requests/s, burstLimit 100 */
+  readonly throttle?: ThrottleSettings;
+  /** Memory, timeout, VPC, reserved concurrency and extra environment per function. @default see DocRelayFunctionsSizing */
+  readonly functions?: DocRelayFunctionsSizing;
+  /** Retention of the functions' logs and the API access logs. @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Powertools log level of every function. @default 'INFO' */
+  readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** How often the reconciler re-sends stranded jobs. @default Duration.minutes(5) */
+  readonly reconcileEvery?: Duration;
+  /**
+   * What happens to the table, the created bucket, secrets and queues, and the log groups when the stack is
+   * deleted. @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection of the job table: a stack deletion or replacement cannot delete it until it
+   * is turned off. @default true
+   */
+  readonly deletionProtection?: boolean;
+  /** Escape hatch for the job table; the key schema, billing, PITR, TTL and encryption are applied over it. */
+  readonly tableProps?: Omit<
+    TableProps,
+    | 'partitionKey'
+    | 'sortKey'
+    | 'billingMode'
+    | 'pointInTimeRecovery'
+    | 'pointInTimeRecoverySpecification'
+    | 'timeToLiveAttribute'
+    | 'encryption'
+    | 'encryptionKey'
+    | 'tableName'
+    | 'removalPolicy'
+    | 'deletionProtection'
+  >;
+  /** Escape hatch for the jobs queue; visibility timeout, dead-letter queue and encryption are applied over it. */
+  readonly queueProps?: Omit<
+    QueueProps,
+    | 'visibilityTimeout'
+    | 'deadLetterQueue'
+    | 'encryption'
+    | 'encryptionMasterKey'
+    | 'enforceSSL'
+    | 'queueName'
+    | 'fifo'
+    | 'removalPolicy'
+  >;
+  /**
+   * A custom domain for the API: the outputs and `webhookUrl()` use it. Required for
+   * `apiProps.disableExecuteApiEndpoint`. @default none: the execute-api address
+   */
+  readonly domain?: DocRelayDomainProps;
+  /** Escape hatch for the jobs dead-letter queue; encryption and TLS are applied over it. */
+  readonly deadLetterQueueProps?: Omit<
+    QueueProps,
+    | 'encryption'
+    | 'encryptionMasterKey'
+    | 'enforceSSL'
+    | 'queueName'
+    | 'fifo'
+    | 'removalPolicy'
+    | 'deadLetterQueue'
+  >;
+  /** Escape hatch for the HTTP API; stage, routes and authorizers are the construct's. */
+  readonly apiProps?: Pick<HttpApiProps, 'description' | 'disableExecuteApiEndpoint' | 'corsPreflight'>;
+}
+
+/** Defaults of the function sizes (docs/deploy.md explains them). */
+export const DEFAULT_FUNCTION_SIZING: Readonly<
+  Record<keyof DocRelayFunctionsSizing, Required<FunctionSizing>>
+> = {
+  // Latency-bound (senders time out after ~10 s): CPU scales with memory, so cold starts and HMACs are faster.
+  ingest: { memorySize: 512, timeout: Duration.seconds(10) },
+  // Streams files (8 MB parts, 4 in flight: memory does not grow with file size); the extra memory buys
+  // CPU for TLS and SHA-256 and network bandwidth. 300 s covers a slow generation plus a large copy.
+  worker: { memorySize: 1024, timeout: Duration.seconds(300) },
+  jobsApi: { memorySize: 256, timeout: Duration.seconds(10) },
+  eventIngest: { memorySize: 256, timeout: Duration.seconds(30) },
+  // One bounded pass (at most 500 items) per tick.
+  reconciler: { memorySize: 256, timeout: Duration.seconds(60) },
+};
