@@ -59,6 +59,10 @@ export interface LambdaSettings {
   readonly maxReceiveCount: number;
   /** The jobs queue's visibility timeout, in seconds (a worker's lease). */
   readonly leaseSeconds: number;
+  /** The deployment's metric namespace (two deployments in one account keep their metrics apart). */
+  readonly metricsNamespace?: string;
+  /** This function's service name in logs, metrics and traces. */
+  readonly serviceName?: string;
 }
 
 /** Reads a Lambda function's settings; a missing one is a deployment error named in the message. */
@@ -86,5 +90,7 @@ export function readLambdaSettings(env: Env = process.env): LambdaSettings {
     sealingSecretName: optional('sealingSecretName') ?? 'docrelay/sealing-key',
     maxReceiveCount: positive('maxReceiveCount', 8),
     leaseSeconds: positive('leaseSeconds', 900),
+    metricsNamespace: optional('metricsNamespace'),
+    serviceName: optional('serviceName'),
   };
 }

@@ -13,4 +13,7 @@ export const LAMBDA_ENV = {
   sealingSecretName: 'DOCRELAY_SEALING_SECRET',
   maxReceiveCount: 'DOCRELAY_MAX_RECEIVE_COUNT',
   leaseSeconds: 'DOCRELAY_LEASE_SECONDS',
+  /** Powertools' own settings: the deployment's metric namespace and this function's service name. */
+  metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  serviceName: 'POWERTOOLS_SERVICE_NAME',
 } as const;

@@ -1,6 +1,6 @@
 /** Lambda entry point of the event-ingest function: the ingest's dependencies, built once per container. */
 import { createDynamoDbClient, createSqsClient } from '../../adapters/aws-clients';
-import { createObservability } from '../../commons/observability';
+import { createObservability, observed } from '../../commons/observability';
 import { buildIngestDeps } from '../../wiring/ingest';
 import { lambdaEnvironment } from '../../wiring/lambda';
 import { makeEventIngestHandler } from './make-handler';
@@ -17,5 +17,5 @@ export const handler = makeEventIngestHandler(
     queueUrl: settings.queueUrl,
     sealingSecretName: settings.sealingSecretName,
   }),
-  createObservability('event-ingest'),
+  createObservability('event-ingest', observed(settings)),
 );

@@ -4,7 +4,7 @@
  * bundled or loaded: docs/benchmarks.md, "cold start").
  */
 import { createDynamoDbClient, createSqsClient } from '../../adapters/aws-clients';
-import { createObservability } from '../../commons/observability';
+import { createObservability, observed } from '../../commons/observability';
 import { buildIngestDeps } from '../../wiring/ingest';
 import { lambdaEnvironment } from '../../wiring/lambda';
 import { makeIngestHandler } from './make-handler';
@@ -21,5 +21,5 @@ export const handler = makeIngestHandler(
     queueUrl: settings.queueUrl,
     sealingSecretName: settings.sealingSecretName,
   }),
-  createObservability('ingest'),
+  createObservability('ingest', observed(settings)),
 );

@@ -1,7 +1,7 @@
 /** Lambda entry point of the jobs-api function: the job table and the bucket, built once per container. */
 import { createDynamoDbClient, createS3Client } from '../../adapters/aws-clients';
 import { readLambdaSettings } from '../../commons/env';
-import { createObservability } from '../../commons/observability';
+import { createObservability, observed } from '../../commons/observability';
 import { buildJobsApiDeps } from '../../wiring/jobs-api';
 import { makeJobsApiHandler } from './make-handler';
 
@@ -14,5 +14,5 @@ export const handler = makeJobsApiHandler(
     tableName: settings.tableName,
     bucket: settings.bucket,
   }),
-  createObservability('jobs-api'),
+  createObservability('jobs-api', observed(settings)),
 );

@@ -1,7 +1,7 @@
 /** Lambda entry point of the reconciler function: the job table and the queue, built once per container. */
 import { createDynamoDbClient, createSqsClient } from '../../adapters/aws-clients';
 import { readLambdaSettings } from '../../commons/env';
-import { createObservability } from '../../commons/observability';
+import { createObservability, observed } from '../../commons/observability';
 import { buildReconcilerDeps } from '../../wiring/reconciler';
 import { makeReconcilerHandler } from './make-handler';
 
@@ -15,5 +15,5 @@ export const handler = makeReconcilerHandler(
     queueUrl: settings.queueUrl,
     leaseMs: settings.leaseSeconds * 1000,
   }),
-  createObservability('reconciler'),
+  createObservability('reconciler', observed(settings)),
 );

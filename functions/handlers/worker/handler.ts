@@ -5,7 +5,7 @@ import {
   createS3Client,
   createSqsClient,
 } from '../../adapters/aws-clients';
-import { createObservability } from '../../commons/observability';
+import { createObservability, observed } from '../../commons/observability';
 import { lambdaEnvironment } from '../../wiring/lambda';
 import { buildWorkerDeps } from '../../wiring/worker';
 import { makeWorkerHandler } from './make-handler';
@@ -29,5 +29,5 @@ export const handler = makeWorkerHandler(
     maxReceiveCount: settings.maxReceiveCount,
     leaseMs: settings.leaseSeconds * 1000,
   }),
-  createObservability('worker'),
+  createObservability('worker', observed(settings)),
 );
