@@ -211,7 +211,10 @@ describe('template list', () => {
     const link = (first.body as { '@odata.nextLink': string })['@odata.nextLink'];
     expect(new URL(link).searchParams.get('$skiptoken')).toBeTruthy();
     const second = await call(em, 'GET', link.slice(em.url.length));
-    expect((second.body as { value: Array<{ id: string }> }).value.map((t) => t.id)).toEqual(['9003', '9005']);
+    expect((second.body as { value: Array<{ id: string }> }).value.map((t) => t.id)).toEqual([
+      '9003',
+      '9005',
+    ]);
     expect((await call(em, 'GET', '/v1.0/templates?$skiptoken=forged')).status).toBe(400);
   });
 });
