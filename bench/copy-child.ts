@@ -59,10 +59,9 @@ async function main(): Promise<void> {
     baseUrl: request.docgenUrl,
     apiKey: staticApiKey('unused-for-downloads'),
   });
-  // A worker container copies many files: warm the transport each path uses (fetch's undici loads on first
-  // use) with one small request, so one-time start-up is not billed to the copy.
-  if (request.mode === 'docrelay') await (await fetch(request.docgenUrl)).arrayBuffer();
-  else (await open(`${request.docgenUrl}/_emulator/health`).catch(() => undefined))?.resume();
+  // A worker container copies many files: warm the transport (both paths download with node:http) with one
+  // small request, so one-time start-up is not billed to the copy.
+  (await open(`${request.docgenUrl}/_emulator/health`).catch(() => undefined))?.resume();
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   let peak = rssBefore;

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { readLocalSettings } from '../../functions/commons/env';
+import type { ServiceReadings } from '../../local/emulator/readings';
 import { startEmulator } from '../../local/emulator/server';
 import { ensureDevSecrets, readEndpoints, writeEndpoints } from '../../local/state-files';
 import { CliError, type CommandContext, type CommandRun } from './types';
@@ -19,7 +20,36 @@ const usage =
   'usage: docrelay emulator [--port N] [--host 127.0.0.1] [--link-ttl SECONDS]\n' +
   '  --port       port to listen on (0 picks a free one) [4010]\n' +
   '  --host       interface to listen on [127.0.0.1]\n' +
-  '  --link-ttl   lifetime of download links in seconds [3600]\n';
+  '  --link-ttl   lifetime of download links in seconds [3600]\n' +
+  '  --create-status 200|201                  status of a successful create document [201]\n' +
+  '  --link-field downloadUrl|downloadURL     field of the download link [downloadUrl]\n' +
+  '  --payload-too-large "Request entity too large"|"Payload too large"   message of a 413\n';
+
+/** Reads the readings options (the interface page's ambiguities); undefined where not given. */
+function readingOptions(text: (name: string) => string | undefined): Partial<ServiceReadings> {
+  const readings: Partial<ServiceReadings> = {};
+  const status = text('create-status');
+  if (status !== undefined) {
+    if (status !== '200' && status !== '201')
+      throw new CliError(`--create-status must be 200 or 201, got "${status}"`, 2);
+    readings.createStatus = status === '200' ? 200 : 201;
+  }
+  const field = text('link-field');
+  if (field !== undefined) {
+    if (field !== 'downloadUrl' && field !== 'downloadURL') {
+      throw new CliError(`--link-field must be downloadUrl or downloadURL, got "${field}"`, 2);
+    }
+    readings.linkField = `@api.${field}`;
+  }
+  const message = text('payload-too-large');
+  if (message !== undefined) {
+    if (message !== 'Request entity too large' && message !== 'Payload too large') {
+      throw new CliError(`--payload-too-large must be "Request entity too large" or "Payload too large"`, 2);
+    }
+    readings.payloadTooLargeMessage = message;
+  }
+  return readings;
+}
 
 function integerOption(
   value: string | undefined,
@@ -63,6 +93,9 @@ export async function runEmulator(ctx: CommandContext, signal: AbortSignal): Pro
         port: { type: 'string' },
         host: { type: 'string' },
         'link-ttl': { type: 'string' },
+        'create-status': { type: 'string' },
+        'link-field': { type: 'string' },
+        'payload-too-large': { type: 'string' },
         // Hidden, for tests and benchmarks.
         'extra-templates': { type: 'string' },
         'synthetic-file-bytes': { type: 'string' },
@@ -87,6 +120,7 @@ export async function runEmulator(ctx: CommandContext, signal: AbortSignal): Pro
   const syntheticFileBytes = integerOption(text('synthetic-file-bytes'), 'synthetic-file-bytes', 0, 2 ** 40);
   const seed = integerOption(text('seed'), 'seed', 0, 2 ** 32 - 1);
   const host = text('host') ?? '127.0.0.1';
+  const readings = readingOptions(text);
 
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const { apiKey, source } = await resolveApiKey(ctx);
@@ -98,6 +132,7 @@ export async function runEmulator(ctx: CommandContext, signal: AbortSignal): Pro
     extraTemplates,
     syntheticFileBytes,
     seed,
+    readings,
   });
   try {
     await writeEndpoints(settings.dataDir, { docgen: { baseUrl: emulator.url } });

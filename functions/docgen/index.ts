@@ -1,7 +1,10 @@
-/** The Document Generation Service: its resource types and its client. */
+/** The Document Generation Service: its resource types, the `DocumentService` port and its HTTP client. */
 export * from './client';
+export * from './download';
 export * from './download-guard';
 export * from './errors';
 export * from './redact';
 export * from './retry';
+export * from './status-errors';
 export * from './types';
+export * from './wire';

@@ -1,81 +1,78 @@
 /**
- * The Document Generation Service's resources, as its interface page describes them.
- * Shared by the client, the emulator and the mapper. Fields the page marks optional are optional here.
+ * The Document Generation Service's resources, derived from the wire schemas (`wire.ts`) so that each field
+ * is written once, and the port the core uses to reach the service. Shared by the client, the emulator and
+ * the mapper. Fields the interface page marks optional are optional here.
  */
+import type { Readable } from 'node:stream';
+import type * as z from 'zod/mini';
+import type {
+  documentFileSchema,
+  documentSchema,
+  templateFileSchema,
+  templatePageSchema,
+  templatePropertySchema,
+  templateSchema,
+  usedPropertySchema,
+  workspaceSchema,
+} from './wire';
 
 /** The workspace an API key belongs to. */
-export interface Workspace {
-  id: string;
-  displayName: string;
-}
-
+export type Workspace = z.output<typeof workspaceSchema>;
 /** A property a template file uses, and whether a value is required for that file. */
-export interface UsedProperty {
-  name: string;
-  required: boolean;
-}
-
+export type UsedProperty = z.output<typeof usedPropertySchema>;
 /** One file of a template. */
-export interface TemplateFile {
-  id: string;
-  mimeType: string;
-  filename: string;
-  size: number;
-  createdDateTime: string;
-  lastModifiedDateTime: string;
-  usedProperties?: UsedProperty[];
-}
-
-/**
- * A template property (merge field). Observed types are `text`, `date` and `select`; the public docs also
- * name `string`, `boolean`, `integer`, `number`, `object`. Any other type must pass through untouched.
- */
-export interface TemplateProperty {
-  type: string;
-  name: string;
-  label?: string;
-  description?: string;
-  allowedValues?: string[];
-  defaultValue?: string;
-  multipleValues?: boolean;
-  readOnly?: boolean;
-}
-
+export type TemplateFile = z.output<typeof templateFileSchema>;
+/** A template property (merge field); a property of an unknown type passes through untouched. */
+export type TemplateProperty = z.output<typeof templatePropertySchema>;
 /** A template as listed (no `properties`) or read singly (with `properties`). */
-export interface Template {
-  id: string;
-  name: string;
-  description?: string;
-  createdDateTime: string;
-  files: TemplateFile[];
-  properties?: TemplateProperty[];
-}
-
+export type Template = z.output<typeof templateSchema>;
 /** A page of the template list. */
-export interface TemplatePage {
-  value: Template[];
-  '@odata.nextLink'?: string;
-}
-
+export type TemplatePage = z.output<typeof templatePageSchema>;
 /** A generated file, normalised: the download link is read from either spelling of its field. */
-export interface DocumentFile {
-  id: string;
-  mimeType: string;
-  filename: string;
-  size: number;
-  templateFileReference?: { id: string; name?: string; templateId?: string };
-  isTemporary?: boolean;
-  downloadUrl: string;
-}
-
+export type DocumentFile = z.output<typeof documentFileSchema>;
 /** A generated document, normalised. */
-export interface GeneratedDocument {
-  id: string;
-  name: string;
-  data: Record<string, unknown>;
-  templateReference?: { id: string; name?: string };
-  files: DocumentFile[];
-}
+export type GeneratedDocument = z.output<typeof documentSchema>;
 
 /** The `data` object sent to create a document: property name to JSON value. */
 export type DocumentData = Record<string, unknown>;
+
+/** What `createDocument` takes. */
+export interface CreateDocumentRequest {
+  /** The template to generate from. */
+  readonly templateId: string;
+  /** Property name to value. */
+  readonly data: DocumentData;
+  /** The template file to generate; required for a multi-file template. */
+  readonly templateFileId?: string;
+  /** The template, when the caller already has it (saves a request to learn its files). */
+  readonly template?: Template;
+}
+
+/** A download in progress: the body streams, nothing is buffered. */
+export interface DownloadResult {
+  /** The file's bytes. Compare the bytes read with `contentLength` (or the file's size) to catch truncation. */
+  readonly body: Readable;
+  /** `Content-Length` of the response, when the service sent one. */
+  readonly contentLength?: number;
+  /** `Content-Type` of the response, when the service sent one. */
+  readonly contentType?: string;
+}
+
+/** Options of one download. */
+export interface DownloadOptions {
+  /** Aborts the download (before or while the body streams). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The port through which the core reaches the Document Generation Service. `DocgenClient` implements it over
+ * HTTP; tests may implement it in memory. Failures are `DocgenError`s (see `errors.ts`).
+ */
+export interface DocumentService {
+  /** Generates a document; a multi-file template needs `templateFileId`. */
+  createDocument(request: CreateDocumentRequest): Promise<GeneratedDocument>;
+  /** Streams a generated file from its temporary link (a `DocumentFile` or the link itself). */
+  download(file: DocumentFile | string, options?: DownloadOptions): Promise<DownloadResult>;
+  /** One template, with its properties. */
+  getTemplate(id: string): Promise<Template>;
+}

@@ -2,7 +2,9 @@
  * Checks the `data` of a create-document request against the template and the chosen file, and computes the
  * system entries the service adds. Values are JSON typed as the interface page says: text as a string,
  * date as `YYYY-MM-DD`, number as a JSON number, select as one of its allowed values, boolean as a JSON
- * boolean. A property of a type the emulator does not know is passed through.
+ * boolean; `integer` takes a whole JSON number, `object` a JSON object (rendered as its JSON text), and a
+ * `multipleValues` property a JSON array of such values (rendered joined by ", "). A property of a type the
+ * emulator does not know is passed through.
  */
 import type { TemplateProperty, Workspace } from '../../functions/docgen/types';
 import { EmulatorHttpError } from './errors';
@@ -56,10 +58,24 @@ function renderValue(property: TemplateProperty, value: unknown): string {
       if (typeof value === 'string' && allowed.includes(value)) return value;
       return fail(`one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
     }
+    case 'object':
+      if (isPlainObject(value)) return JSON.stringify(value);
+      return fail('a JSON object');
     default:
       // Unknown types pass through, as the client must do with them.
       return typeof value === 'string' ? value : JSON.stringify(value);
   }
+}
+
+/** The text of a value, or of each value of a `multipleValues` property (a JSON array), joined. */
+function renderPropertyValue(property: TemplateProperty, value: unknown): string {
+  if (property.multipleValues !== true) return renderValue(property, value);
+  if (!Array.isArray(value)) {
+    throw badRequest(
+      `Property "${property.name}" (${property.type}, multiple values) expects a JSON array, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value.map((item) => renderValue(property, item)).join(', ');
 }
 
 const missing = (value: unknown): boolean => value === undefined || value === null || value === '';
@@ -80,7 +96,7 @@ export function checkDocumentData(
   const renderValues: Record<string, string> = {};
   for (const property of template.properties) {
     const value = data[property.name];
-    if (!missing(value)) renderValues[property.name] = renderValue(property, value);
+    if (!missing(value)) renderValues[property.name] = renderPropertyValue(property, value);
     else if (property.defaultValue !== undefined) renderValues[property.name] = property.defaultValue;
   }
   if (enforceRequired) {

@@ -57,3 +57,7 @@ export function injectedError(status: number, retryAfterSeconds: number): Emulat
       : {};
   return new EmulatorHttpError(status, codeOfStatus(status), messages[status] ?? `HTTP ${status}`, headers);
 }
+
+/** 405 naming the methods the path allows. */
+export const methodNotAllowed = (allowed: string): EmulatorHttpError =>
+  new EmulatorHttpError(405, 'MethodNotAllowed', `Use ${allowed} on this path`, { allow: allowed });

@@ -1,6 +1,7 @@
 /**
  * Fault injection: rates of rate-limit and server errors, added latency, failed and truncated downloads,
- * the lifetime of new download links, and a deterministic "fail the next N requests". The dice are seeded,
+ * the lifetime of new download links, a deterministic "fail the next N requests", and an ambiguous create
+ * (the document is made, then the answer is a 503). The dice are seeded,
  * so a test with a fixed seed sees the same sequence of faults every run.
  */
 import { z } from 'zod';
@@ -25,6 +26,11 @@ export interface FaultSettings {
   linkTtlMs: number;
   /** The next `count` authenticated API requests fail with `status`, before any dice. @default undefined */
   failNext?: { count: number; status: number };
+  /**
+   * The next N create-document requests make their document (counted in stats, its link live) and then
+   * answer 503 with `Retry-After`, as a service that fails after the work is done. @default undefined
+   */
+  failAfterCreateNext?: number;
 }
 
 const rate = z.number().min(0).max(1);
@@ -43,6 +49,7 @@ export const faultSettingsPatchSchema = z.strictObject({
   failNext: z
     .strictObject({ count: z.number().int().min(0), status: z.number().int().min(400).max(599) })
     .optional(),
+  failAfterCreateNext: z.number().int().min(0).optional(),
 });
 
 /** The default faults: none, with new links living `linkTtlMs`. */
@@ -68,6 +75,7 @@ export function mergeFaultSettings(current: FaultSettings, patch: unknown): Faul
     if (value !== undefined) Object.assign(next, { [key]: value });
   }
   if (next.failNext !== undefined && next.failNext.count === 0) delete next.failNext;
+  if (next.failAfterCreateNext === 0) delete next.failAfterCreateNext;
   return next;
 }
 

@@ -45,11 +45,15 @@ export function isJsonContentType(value: string | undefined): boolean {
   return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
 }
 
-/** Reads a request body of at most `limitBytes`; over it, rejects with 413 "Request entity too large". */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** Reads a request body of at most `limitBytes`; over it, rejects with 413 and `tooLargeMessage`. */
+export function readBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  tooLargeMessage = 'Request entity too large',
+): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const tooLarge = (): EmulatorHttpError =>
-      new EmulatorHttpError(413, 'PayloadTooLarge', 'Request entity too large', { connection: 'close' });
+      new EmulatorHttpError(413, 'PayloadTooLarge', tooLargeMessage, { connection: 'close' });
     const declared = Number(req.headers['content-length'] ?? Number.NaN);
     let over = Number.isFinite(declared) && declared > limitBytes;
     let settled = false;

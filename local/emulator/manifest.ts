@@ -14,6 +14,8 @@ export const manifestPropertySchema = z.strictObject({
   description: z.string().optional(),
   allowedValues: z.array(z.string()).min(1).optional(),
   defaultValue: z.string().optional(),
+  /** The property takes a JSON array of values of its type. @default false */
+  multipleValues: z.boolean().optional(),
 });
 
 /** One file of the template. */
@@ -50,6 +52,16 @@ export const templateManifestSchema = z
   })
   .superRefine((manifest, ctx) => {
     for (const [name, property] of Object.entries(manifest.properties)) {
+      if (
+        property.type === 'object' &&
+        (property.allowedValues !== undefined || property.defaultValue !== undefined)
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['properties', name],
+          message: 'an object takes neither allowedValues nor a (text) defaultValue',
+        });
+      }
       if (property.type === 'select' && property.allowedValues === undefined) {
         ctx.addIssue({ code: 'custom', path: ['properties', name], message: 'a select needs allowedValues' });
       }

@@ -16,7 +16,14 @@ export interface RequestRecord {
   /** When the answer was given (ms since the epoch, the emulator's clock). */
   at: number;
   /** The injected fault that decided the answer, when one did. */
-  fault?: 'paused' | 'failNext' | 'rate429' | 'rate5xx' | 'downloadFail' | 'downloadTruncate';
+  fault?:
+    | 'paused'
+    | 'failNext'
+    | 'rate429'
+    | 'rate5xx'
+    | 'failAfterCreate'
+    | 'downloadFail'
+    | 'downloadTruncate';
 }
 
 /** A generated file as recorded: its id, and the sha256 (hex) and size in bytes of its full content. */

@@ -185,8 +185,8 @@ describe('template list', () => {
       }
       next = page['@odata.nextLink'];
     }
-    expect(pageSizes).toEqual([200, 200, 53]);
-    expect(new Set(ids).size).toBe(453);
+    expect(pageSizes).toEqual([200, 200, 54]);
+    expect(new Set(ids).size).toBe(454);
     expect(ids.slice(0, 3)).toEqual(['9002', '9001', '9003']);
     expect(ids).not.toContain('9004');
     const times = created.map((t) => Date.parse(t));
@@ -201,6 +201,7 @@ describe('template list', () => {
       '9002',
       '9001',
       '9003',
+      '9005',
     ]);
   });
 
@@ -210,7 +211,10 @@ describe('template list', () => {
     const link = (first.body as { '@odata.nextLink': string })['@odata.nextLink'];
     expect(new URL(link).searchParams.get('$skiptoken')).toBeTruthy();
     const second = await call(em, 'GET', link.slice(em.url.length));
-    expect((second.body as { value: Array<{ id: string }> }).value.map((t) => t.id)).toEqual(['9003']);
+    expect((second.body as { value: Array<{ id: string }> }).value.map((t) => t.id)).toEqual([
+      '9003',
+      '9005',
+    ]);
     expect((await call(em, 'GET', '/v1.0/templates?$skiptoken=forged')).status).toBe(400);
   });
 });

@@ -38,6 +38,23 @@ export const sampleFiles: ReadonlyArray<{ readonly path: string; readonly build:
   },
   { path: 'plain-note/note.txt', build: () => Buffer.from('{Title}\n\n{Body}\n', 'utf8') },
   {
+    path: 'order-summary/order-summary.txt',
+    build: () =>
+      Buffer.from(
+        [
+          'Order {Order Id} for {Customer}',
+          'Quantity: {Quantity} at {Unit Price}',
+          'Gift wrap: {Gift Wrap}',
+          'Ordered on: {Order Date} ({Priority})',
+          'Ship to: {Ship To}',
+          'Items: {Items}',
+          'Lots: {Lot Numbers}',
+          '',
+        ].join('\n'),
+        'utf8',
+      ),
+  },
+  {
     path: 'invoice-2023/invoice-2023.docx',
     build: () => buildDocx(['Invoice for {Customer Name}', 'Total: {Amount}']),
   },

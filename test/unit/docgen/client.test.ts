@@ -56,9 +56,9 @@ describe('requests', () => {
   });
 
   it('keeps a path prefix of baseUrl and percent-encodes ids', async () => {
-    service.handle((_req, res) => sendJson(res, 200, { id: 'a/b c', displayName: 'x' }));
-    await client({ baseUrl: `${service.url}/api/` }).getWorkspace('a/b c');
-    expect(service.requests[0]?.url).toBe('/api/v1.0/workspace/a%2Fb%20c');
+    service.handle((_req, res) => sendJson(res, 200, template('a/b c')));
+    await client({ baseUrl: `${service.url}/api/` }).getTemplate('a/b c');
+    expect(service.requests[0]?.url).toBe('/api/v1.0/templates/a%2Fb%20c');
   });
 
   it('returns the one workspace of the key', async () => {

@@ -63,7 +63,7 @@ interface Case {
 const cases: Case[] = [
   { code: 'DOCGEN_RATE_LIMITED', arrange: echoing(429), act: () => client().getTemplate('1') },
   { code: 'DOCGEN_UNAVAILABLE', arrange: echoing(502), act: () => client().listWorkspaces() },
-  { code: 'DOCGEN_AUTH', arrange: echoing(401), act: () => client().getWorkspace('w') },
+  { code: 'DOCGEN_AUTH', arrange: echoing(401), act: () => client().getCurrentWorkspace() },
   { code: 'DOCGEN_NOT_FOUND', arrange: echoing(404), act: () => client().getTemplate('1') },
   {
     code: 'DOCGEN_BAD_REQUEST',

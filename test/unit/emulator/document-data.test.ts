@@ -93,3 +93,65 @@ describe('document data', () => {
     });
   });
 });
+
+describe('document data of every property type (template 9005)', () => {
+  let order: StoredTemplate;
+  beforeAll(async () => {
+    const samples = await loadTemplatesDir(sampleTemplatesDir);
+    const found = samples.find((t) => t.id === '9005');
+    if (found === undefined) throw new Error('no order summary');
+    order = found;
+  });
+  const check = (data: Record<string, unknown>) => {
+    const file = order.files[0];
+    if (file === undefined) throw new Error('no file');
+    return checkDocumentData(order, file, { data: { 'Order Id': 'A-1', Quantity: 2, ...data } }, true);
+  };
+
+  it('declares string, text, integer, number, boolean, date, select, object and two multi-valued properties', () => {
+    expect(order.properties.map((p) => [p.name, p.type, p.multipleValues ?? false])).toEqual([
+      ['Order Id', 'string', false],
+      ['Customer', 'text', false],
+      ['Quantity', 'integer', false],
+      ['Unit Price', 'number', false],
+      ['Gift Wrap', 'boolean', false],
+      ['Order Date', 'date', false],
+      ['Priority', 'select', false],
+      ['Ship To', 'object', false],
+      ['Items', 'string', true],
+      ['Lot Numbers', 'integer', true],
+    ]);
+  });
+
+  it('renders an object as its JSON text and multiple values joined', () => {
+    const { renderValues } = check({
+      'Ship To': { city: 'Oslo', zip: '0150' },
+      Items: ['pen', 'ink'],
+      'Lot Numbers': [7, 9],
+    });
+    expect(renderValues).toMatchObject({
+      'Ship To': '{"city":"Oslo","zip":"0150"}',
+      Items: 'pen, ink',
+      'Lot Numbers': '7, 9',
+      Quantity: '2',
+    });
+  });
+
+  it.each([
+    [{ 'Ship To': 'Oslo' }, /"Ship To" \(object\) expects a JSON object/],
+    [{ 'Ship To': [1] }, /"Ship To" \(object\) expects a JSON object/],
+    [{ Items: 'pen' }, /"Items" \(string, multiple values\) expects a JSON array/],
+    [{ 'Lot Numbers': [7, 1.5] }, /"Lot Numbers" \(integer\) expects a JSON integer/],
+    [{ Quantity: 2.5 }, /"Quantity" \(integer\) expects a JSON integer/],
+  ])('refuses %j with a 400 naming the property', (data, message) => {
+    let caught: unknown;
+    try {
+      check(data);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(EmulatorHttpError);
+    expect((caught as EmulatorHttpError).status).toBe(400);
+    expect((caught as EmulatorHttpError).message).toMatch(message);
+  });
+});

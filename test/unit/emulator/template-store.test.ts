@@ -30,12 +30,13 @@ describe('sample templates', () => {
     samples = await loadTemplatesDir(sampleTemplatesDir);
   });
 
-  it('are the four shipped ones, one of them inactive', () => {
+  it('are the five shipped ones, one of them inactive', () => {
     expect(samples.map((t) => [t.id, t.name, t.active]).sort()).toEqual([
       ['9001', 'Invoice', true],
       ['9002', 'Release pack', true],
       ['9003', 'Plain note', true],
       ['9004', 'Invoice (2023 layout)', false],
+      ['9005', 'Order summary', true],
     ]);
   });
 
@@ -143,7 +144,7 @@ describe('template store', () => {
     const store = new TemplateStore(await loadTemplatesDir(sampleTemplatesDir));
     expect(store.get('9004')).toBeUndefined();
     expect(store.get('9001')?.name).toBe('Invoice');
-    expect(store.activeCount).toBe(3);
+    expect(store.activeCount).toBe(4);
   });
 
   it('rejects duplicate template ids', () => {

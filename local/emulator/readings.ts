@@ -1,0 +1,42 @@
+/**
+ * The readings of the service's interface page where it says two things, each switchable so that a client
+ * can be tested against both: the create-document status (the text states 201, the example prints 200), the
+ * spelling of the download link's field (`@api.downloadUrl` in the example, `@api.downloadURL` in the text),
+ * and the message of a 413 ("Request entity too large" or "Payload too large").
+ */
+import { z } from 'zod';
+
+/** Which reading of each documented ambiguity the emulator answers with. */
+export interface ServiceReadings {
+  /** Status of a successful create document. @default 201 */
+  createStatus: 200 | 201;
+  /** Field of a generated file that holds its download link. @default '@api.downloadUrl' */
+  linkField: '@api.downloadUrl' | '@api.downloadURL';
+  /** Message of a 413 answer. @default 'Request entity too large' */
+  payloadTooLargeMessage: 'Request entity too large' | 'Payload too large';
+}
+
+/** The readings of the page's example (201 as its text states, `@api.downloadUrl`, "Request entity too large"). */
+export const defaultReadings: Readonly<ServiceReadings> = {
+  createStatus: 201,
+  linkField: '@api.downloadUrl',
+  payloadTooLargeMessage: 'Request entity too large',
+};
+
+/** Schema of a partial ServiceReadings as sent to `PUT /_emulator/readings`: unknown keys are rejected. */
+export const readingsPatchSchema = z.strictObject({
+  createStatus: z.union([z.literal(200), z.literal(201)]).optional(),
+  linkField: z.enum(['@api.downloadUrl', '@api.downloadURL']).optional(),
+  payloadTooLargeMessage: z.enum(['Request entity too large', 'Payload too large']).optional(),
+});
+
+/** Validates `patch` and merges it over `current`; throws a readable error naming the allowed values. */
+export function mergeReadings(current: ServiceReadings, patch: unknown): ServiceReadings {
+  const parsed = readingsPatchSchema.safeParse(patch);
+  if (!parsed.success) throw new Error(`invalid readings: ${z.prettifyError(parsed.error)}`);
+  const next: ServiceReadings = { ...current };
+  for (const [key, value] of Object.entries(parsed.data)) {
+    if (value !== undefined) Object.assign(next, { [key]: value });
+  }
+  return next;
+}
