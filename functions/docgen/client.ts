@@ -6,6 +6,7 @@
  * (`download.ts`). Nothing here knows whether it runs in Lambda, locally or in a test.
  */
 
+import type { DocumentService, TemplateSource } from '../ports/document-service';
 import { downloadOnce, fetchGet, type HttpGet, nodeHttpGet, tokenParts } from './download';
 import { checkDownloadUrl, type DownloadPolicy, makeDownloadPolicy } from './download-guard';
 import { DocgenBadResponseError, DocgenError, DocgenTemplateFileRequiredError } from './errors';
@@ -22,7 +23,6 @@ import { statusError, transportError } from './status-errors';
 import type {
   CreateDocumentRequest,
   DocumentFile,
-  DocumentService,
   DownloadOptions,
   DownloadResult,
   GeneratedDocument,
@@ -93,7 +93,7 @@ interface RawResponse {
 }
 
 /** The Document Generation Service client. */
-export class DocgenClient implements DocumentService {
+export class DocgenClient implements DocumentService, TemplateSource {
   private readonly base: string;
   private readonly apiKey: ApiKeyProvider;
   private readonly fetchImpl: typeof fetch;

@@ -1,4 +1,4 @@
-/** The Document Generation Service: its resource types, the `DocumentService` port and its HTTP client. */
+/** The Document Generation Service: its resource types and its HTTP client (the DocumentService port's adapter). */
 export * from './client';
 export * from './download';
 export * from './download-guard';

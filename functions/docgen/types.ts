@@ -63,16 +63,3 @@ export interface DownloadOptions {
   /** Aborts the download (before or while the body streams). */
   readonly signal?: AbortSignal;
 }
-
-/**
- * The port through which the core reaches the Document Generation Service. `DocgenClient` implements it over
- * HTTP; tests may implement it in memory. Failures are `DocgenError`s (see `errors.ts`).
- */
-export interface DocumentService {
-  /** Generates a document; a multi-file template needs `templateFileId`. */
-  createDocument(request: CreateDocumentRequest): Promise<GeneratedDocument>;
-  /** Streams a generated file from its temporary link (a `DocumentFile` or the link itself). */
-  download(file: DocumentFile | string, options?: DownloadOptions): Promise<DownloadResult>;
-  /** One template, with its properties. */
-  getTemplate(id: string): Promise<Template>;
-}

@@ -3,8 +3,7 @@
  * (functions/docgen/) implements it over HTTP; unit tests use an in-memory one.
  */
 import type { Readable } from 'node:stream';
-import type { CreateDocumentRequest } from '../docgen/client';
-import type { GeneratedDocument } from '../docgen/types';
+import type { CreateDocumentRequest, GeneratedDocument } from '../docgen/types';
 import type { TemplateSource } from '../mapping/mapper';
 
 /** A download in progress. */

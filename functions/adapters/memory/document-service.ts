@@ -5,9 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { CreateDocumentRequest } from '../../docgen/client';
 import { DocgenLinkExpiredError } from '../../docgen/errors';
-import type { GeneratedDocument, Template } from '../../docgen/types';
+import type { CreateDocumentRequest, GeneratedDocument, Template } from '../../docgen/types';
 import type { DocumentDownload, DocumentService, TemplateSource } from '../../ports/document-service';
 
 interface Link {
