@@ -2,7 +2,7 @@
  * A delivery's payload as the worker maps it, and how it is sealed into the delivery record. Headers that
  * carry signatures or credentials are verified at ingest and dropped before anything is kept.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { DocrelayError } from '../commons/errors';
 import { openBytes, sealBytes } from '../commons/seal';
 
