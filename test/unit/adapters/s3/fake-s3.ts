@@ -94,7 +94,7 @@ export function fakeS3(options: FakeS3Options = {}): FakeS3 {
   const handle = async (request: HttpRequestLike) => {
     const query = request.query ?? {};
     const search = new URLSearchParams(
-      Object.entries(query).map(([name, value]) => [name, String(value ?? '')]),
+      Object.entries(query).map(([name, value]): [string, string] => [name, String(value ?? '')]),
     ).toString();
     requests.push(`${request.method} ${request.path}${search === '' ? '' : `?${search}`}`);
     const key = decodeURIComponent(request.path.split('/').slice(2).join('/'));
