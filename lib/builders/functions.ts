@@ -205,7 +205,8 @@ export function buildWorkerFunction(
   }
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
-  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload'], [objects]);
+  // GetObject covers the HeadObject that checks a stored object's size where S3 answers no checksum.
+  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload', 's3:GetObject'], [objects]);
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn, wiring.deadLetterQueue.queueArn]);
   allow(fn, ['events:PutEvents'], [wiring.eventBusArn]);
   allow(
