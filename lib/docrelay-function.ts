@@ -24,7 +24,7 @@ import { LAMBDA_ENV } from '../functions/config/lambda-env';
 /** The repository root: `functions/` and `package-lock.json` are found from here. */
 export const PROJECT_ROOT = resolve(__dirname, '..');
 
-/** File name of the configuration inside every function's asset (read by functions/runtime/lambda-runtime.ts). */
+/** File name of the configuration inside every function's asset (read by functions/wiring/lambda.ts). */
 export const BUNDLED_CONFIG_FILE = 'docrelay.config.json';
 
 /** The Lambda runtime of every function: the newest Node.js this aws-cdk-lib knows. */

@@ -14,9 +14,9 @@ import type { JobQueue } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
 import type { SecretSource } from '../ports/secret-source';
 import { redactHeaders, verifyDelivery } from '../senders';
-import { type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
+import { contentKey, type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
-import { newJobRecord, type PlannedJob } from './job';
+import { type DeliveryRecord, newJobRecord, type PlannedJob } from './job';
 import { completeOutbox } from './outbox';
 import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, sealPayload } from './payload';
 
@@ -112,8 +112,10 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const deliveryId = await resolveDeliveryId(integration, input, request.rawBody, 'webhook').catch(
     rethrowMapping,
   );
+  const content = contentKey(integration, request.rawBody);
   return acceptDelivery(deps, integration, {
     deliveryId,
+    ...(content === undefined ? {} : { contentKey: content }),
     input,
     payload: { bodyText, headers: redactHeaders(request.headers, verify), query: { ...request.query } },
   });
@@ -148,6 +150,8 @@ function rethrowMapping(error: unknown): never {
 
 interface Delivery {
   readonly deliveryId: string;
+  /** Set when the delivery id is not covered by the signature: the signed content dedupes too. */
+  readonly contentKey?: string;
   readonly input: MappingInput;
   readonly payload: DeliveryPayload;
 }
@@ -179,6 +183,12 @@ async function acceptDelivery(
     templateId: rule.config.template.id,
     ...(rule.config.template.fileId === undefined ? {} : { templateFileId: rule.config.template.fileId }),
   }));
+  if (delivery.contentKey !== undefined) {
+    // The same signed content under another id is a replay (or a sender's redelivery with a new id): a
+    // duplicate of the delivery that holds the content.
+    const holder = await deps.jobs.claimContent(integration.id, delivery.contentKey, deliveryId);
+    if (holder !== deliveryId) return answerDuplicate(deps, integration.id, holder, now);
+  }
   const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
   const result = await deps.jobs.createDelivery(
     record,
@@ -188,12 +198,31 @@ async function acceptDelivery(
     await completeOutbox(deps, record, now.getTime(), { jobsWritten: true });
     return { status: 202, body: { deliveryId, jobs: planned.map(({ jobId, rule }) => ({ jobId, rule })) } };
   }
-  const existing = result.existing;
+  return answerDuplicate(deps, integration.id, deliveryId, now, result.existing);
+}
+
+/** Answers a duplicate of `deliveryId` with its jobs, finishing its outbox if its first attempt could not. */
+async function answerDuplicate(
+  deps: IngestDeps,
+  integration: string,
+  deliveryId: string,
+  now: Date,
+  known?: DeliveryRecord,
+): Promise<AcceptedDelivery> {
+  // A content key whose delivery is not recorded: its first attempt failed before recording it, and its
+  // sender's retry (under its own id) records it. Nothing is made for this copy.
+  const existing = known ?? (await deps.jobs.getDelivery(integration, deliveryId));
   // The first attempt did not get its messages out (it crashed, or the queue failed and the sender was told
   // so): finish its work now, so "duplicate" never stands for "nothing queued".
-  if (existing.enqueuedAt === undefined) await completeOutbox(deps, existing, now.getTime());
+  if (existing !== undefined && existing.enqueuedAt === undefined) {
+    await completeOutbox(deps, existing, now.getTime());
+  }
   return {
     status: 200,
-    body: { deliveryId, jobs: existing.jobs.map(({ jobId, rule }) => ({ jobId, rule })), duplicate: true },
+    body: {
+      deliveryId,
+      jobs: (existing?.jobs ?? []).map(({ jobId, rule }) => ({ jobId, rule })),
+      duplicate: true,
+    },
   };
 }

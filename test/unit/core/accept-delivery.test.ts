@@ -98,6 +98,30 @@ describe('acceptWebhook', () => {
     expect((await b.jobs.getDelivery('notes', 'n-2'))?.enqueuedAt).toBeDefined();
   });
 
+  it('answers the same signed content under a new unsigned id as a duplicate of the first (a replay)', async () => {
+    const b = memoryBench();
+    const body = { customer: 'A', number: '1' };
+    const first = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
+    const replay = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'attacker-2' }));
+    const again = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
+    expect(first).toMatchObject({ status: 202, body: { deliveryId: 'r-1' } });
+    expect(replay).toEqual({ status: 200, body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true } });
+    expect(again).toEqual({ status: 200, body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true } });
+    expect(b.queue.jobIds).toEqual(['job-1']);
+    // Other content under a new id is a new delivery.
+    const other = await acceptWebhook(
+      b.ingest,
+      signedWebhook('relayed', { customer: 'B', number: '2' }, { 'x-request-id': 'r-2' }),
+    );
+    expect(other.status).toBe(202);
+  });
+
+  it('claims no content key where the signature covers the id', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-9', customer: 'A', number: '1' }));
+    expect(b.jobs.contents.size).toBe(0);
+  });
+
   it.each([
     ['an unknown integration', signedWebhook('nope', {}), 'unknown-integration'],
     ['an events-only integration', signedWebhook('events-only', {}), 'unknown-integration'],
