@@ -25,7 +25,7 @@ import { LAMBDA_ENV } from '../functions/config/lambda-env';
  * The first directory at or above `start` holding one of `names`, with the name found there; undefined at the
  * file system's root.
  */
-export function findUp(start: string, names: readonly string[]): { dir: string; name: string } | undefined {
+function findUp(start: string, names: readonly string[]): { dir: string; name: string } | undefined {
   for (let dir = start; ; dir = dirname(dir)) {
     const name = names.find((candidate) => existsSync(join(dir, candidate)));
     if (name !== undefined) return { dir, name };
