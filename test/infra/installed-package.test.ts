@@ -39,7 +39,8 @@ const NPM_ENV = {
 /** The consumer's CDK app: plain JavaScript, `require('docrelay')`, two deployments in one account. */
 const APP_SOURCE = `const { readFileSync } = require('node:fs');
 const { App, Stack } = require('aws-cdk-lib');
-const { DocRelay } = require('docrelay');
+const docrelay = require('docrelay');
+const { DocRelay } = docrelay;
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const app = new App({ outdir: process.argv[3] });
@@ -49,6 +50,7 @@ for (const id of ['DocsProd', 'DocsStaging']) {
   new DocRelay(stack, 'Docs', { config, createSecrets: true });
 }
 app.synth();
+process.stdout.write(JSON.stringify(Object.keys(docrelay)));
 `;
 
 interface CfnTemplate {
@@ -88,6 +90,7 @@ describe('the packed construct in a fresh CDK app', () => {
   const outdir = join(work, 'cdk.out');
   let files: string[] = [];
   let templates: Record<'DocsProd' | 'DocsStaging', CfnTemplate>;
+  let exported: string[] = [];
 
   beforeAll(async () => {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
@@ -141,7 +144,7 @@ describe('the packed construct in a fresh CDK app', () => {
     // The configuration as another app would hold it: a parsed object, not a path docrelay reads.
     const configJson = join(work, 'docrelay-config.json');
     writeFileSync(configJson, JSON.stringify(parse(readFileSync(FIXTURE_CONFIG, 'utf8'))));
-    await run(process.execPath, ['app.js', configJson, outdir], {
+    const synth = await run(process.execPath, ['app.js', configJson, outdir], {
       cwd: appDir,
       // esbuild bundles the first stack's functions (the second's are the same code): time, not coverage.
       env: {
@@ -154,6 +157,7 @@ describe('the packed construct in a fresh CDK app', () => {
     const read = (stack: string): CfnTemplate =>
       JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')) as CfnTemplate;
     templates = { DocsProd: read('DocsProd'), DocsStaging: read('DocsStaging') };
+    exported = JSON.parse(synth.stdout) as string[];
   }, 300_000);
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -165,6 +169,18 @@ describe('the packed construct in a fresh CDK app', () => {
     for (const name of FUNCTION_NAMES) expect(files).toContain(`functions/handlers/${name}/handler.ts`);
     expect(files.filter((path) => /^(local|test|bench|config|docs|bin\/commands)\//.test(path))).toEqual([]);
     expect(files.filter((path) => path.startsWith('dist/bundles/'))).toEqual([]);
+  });
+
+  test('require("docrelay") gives the constructs and the configuration loader', () => {
+    expect(exported).toEqual(
+      expect.arrayContaining([
+        'DocRelay',
+        'DocRelayStack',
+        'DocRelayFunction',
+        'loadConfigFileSync',
+        'parseConfig',
+      ]),
+    );
   });
 
   test('the emulators are not installed with it', () => {
