@@ -120,6 +120,8 @@ export async function runIngestOverhead(options: IngestOverheadOptions): Promise
         headers: headers(),
         rawBody: body,
         query: {},
+        method: 'POST',
+        url: 'https://hooks.example.test/v1/hooks/github-prs',
       });
       const bodyText = body.toString('utf8');
       const event = (): APIGatewayProxyEventV2 => ({

@@ -255,6 +255,19 @@ const verifyOptionFields = {
     .optional()
     .describe(describeOption('toleranceSeconds')),
   allowUnsigned: z.boolean().optional().describe(describeOption('allowUnsigned')),
+  algorithm: z.enum(['sha1', 'sha256', 'sha512']).optional().describe(describeOption('algorithm')),
+  signedContent: z.string().min(1).optional().describe(describeOption('signedContent')),
+  timestampHeader: z
+    .string()
+    .regex(HEADER_NAME, 'must be an HTTP header name')
+    .optional()
+    .describe(describeOption('timestampHeader')),
+  idHeader: z
+    .string()
+    .regex(HEADER_NAME, 'must be an HTTP header name')
+    .optional()
+    .describe(describeOption('idHeader')),
+  verifyTokenSecret: secretName.optional().describe(describeOption('verifyTokenSecret')),
 } satisfies Record<VerifyOptionName, z.ZodType>;
 
 const VERIFY_OPTION_NAMES = Object.keys(verifyOptionFields) as VerifyOptionName[];
@@ -308,6 +321,8 @@ export const VerifyConfigSchema = z
     // Scheme defaults are filled here so every consumer (ingest, CLI send, CDK) sees the same values.
     const out: VerifyConfig = { ...verify };
     if (out.header !== undefined) out.header = out.header.toLowerCase();
+    if (out.timestampHeader !== undefined) out.timestampHeader = out.timestampHeader.toLowerCase();
+    if (out.idHeader !== undefined) out.idHeader = out.idHeader.toLowerCase();
     const options = senderScheme(verify.scheme)?.options ?? {};
     const filled = out as Record<VerifyOptionName, unknown>;
     for (const option of VERIFY_OPTION_NAMES) {

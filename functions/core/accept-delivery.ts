@@ -39,6 +39,10 @@ export interface WebhookRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly rawBody: Buffer;
   readonly query: Readonly<Record<string, string>>;
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** The URL as rebuilt from the request (functions/http/api-event.ts); `publicUrl` overrides it. */
+  readonly url: string;
 }
 
 /** The answer to an accepted delivery (product-spec.md). */
@@ -88,7 +92,15 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const secrets = await Promise.all(names.map((name) => deps.secrets.get(name)));
   const now = deps.now?.() ?? new Date();
   // Verify the bytes exactly as received, before anything parses them.
-  verifyDelivery({ rawBody: request.rawBody, headers: request.headers, config: verify, secrets, now });
+  verifyDelivery({
+    rawBody: request.rawBody,
+    headers: request.headers,
+    config: verify,
+    secrets,
+    now,
+    url: request.url,
+    method: request.method,
+  });
 
   let bodyText: string;
   try {

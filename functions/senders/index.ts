@@ -16,6 +16,9 @@ export {
 export { isSenderName, SENDER_SCHEMES, SENDERS, type SenderName, senderScheme } from './registry';
 export type {
   DeliveryIdSource,
+  HandshakeAnswer,
+  HandshakeContext,
+  HandshakeRequest,
   SenderScheme,
   SignInput,
   VerifiedDelivery,

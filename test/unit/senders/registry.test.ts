@@ -18,7 +18,7 @@ import {
   verifyDelivery,
 } from '../../../functions/senders';
 import type { VerifyOptions } from '../../../functions/senders/types';
-import { BODY, NOW, RESERIALISED } from './fixtures';
+import { BODY, NOW, RESERIALISED, TEST_URL } from './fixtures';
 
 /** A value for each option a scheme might require. */
 const SAMPLE_OPTIONS: Required<VerifyOptions> = {
@@ -27,6 +27,11 @@ const SAMPLE_OPTIONS: Required<VerifyOptions> = {
   prefix: 'sha256=',
   toleranceSeconds: 60,
   allowUnsigned: true,
+  algorithm: 'sha256',
+  signedContent: '{body}',
+  timestampHeader: 'X-Test-Timestamp',
+  idHeader: 'X-Test-Id',
+  verifyTokenSecret: 'test/verify-token',
 };
 
 /** A valid verify block for the scheme, through the config schema (defaults filled), with every required option. */
@@ -66,19 +71,43 @@ describe('the sender registry', () => {
       const secrets = secretsFor(scheme);
       const headers = signDelivery({ config, secrets, rawBody: BODY, now: NOW, newId: () => 'id-1' });
       for (const name of Object.keys(headers)) expect(name).toBe(name.toLowerCase());
-      const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets, now: NOW });
+      const verified = verifyDelivery({
+        rawBody: BODY,
+        headers,
+        config,
+        secrets,
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      });
       expect(verified.scheme).toBe(scheme.name);
       if (scheme.deliveryId !== undefined && 'header' in scheme.deliveryId) {
         expect(verified.deliveryId).toBe(headers[scheme.deliveryId.header]);
       }
       if (signsBody(scheme)) {
-        expect(() => verifyDelivery({ rawBody: RESERIALISED, headers, config, secrets, now: NOW })).toThrow(
-          SignatureError,
-        );
+        expect(() =>
+          verifyDelivery({
+            rawBody: RESERIALISED,
+            headers,
+            config,
+            secrets,
+            now: NOW,
+            url: TEST_URL,
+            method: 'POST',
+          }),
+        ).toThrow(SignatureError);
       }
       if (scheme.takesSecret) {
         expect(() =>
-          verifyDelivery({ rawBody: BODY, headers, config, secrets: secretsFor(scheme), now: NOW }),
+          verifyDelivery({
+            rawBody: BODY,
+            headers,
+            config,
+            secrets: secretsFor(scheme),
+            now: NOW,
+            url: TEST_URL,
+            method: 'POST',
+          }),
         ).toThrow(SignatureError);
       }
     },
@@ -89,7 +118,14 @@ describe('the sender registry', () => {
     (_name, scheme) => {
       for (const header of scheme.secretHeaders) expect(header).toBe(header.toLowerCase());
       const config = configFor(scheme);
-      const headers = signDelivery({ config, secrets: secretsFor(scheme), rawBody: BODY, now: NOW });
+      const headers = signDelivery({
+        config,
+        secrets: secretsFor(scheme),
+        rawBody: BODY,
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      });
       const kept = redactHeaders(headers, config);
       const secretNames = [...scheme.secretHeaders, ...(config.header === undefined ? [] : [config.header])];
       // Each scheme signs with at least one secret header; delivery ids and timestamps may stay.
