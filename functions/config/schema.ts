@@ -402,6 +402,26 @@ const eventPattern = z
   })
   .describe('EventBridge event pattern, e.g. { source: ["myapp.orders"], detail-type: ["Order Paid"] }.');
 
+/** `integrations[].respond`: a fixed answer to every accepted delivery (new, duplicate or matching no rule). */
+export const RespondConfigSchema = z
+  .strictObject({
+    status: z
+      .number()
+      .int('must be a whole number')
+      .min(200, 'a delivery that was accepted is answered with 2xx')
+      .max(299, 'a delivery that was accepted is answered with 2xx')
+      .default(200)
+      .describe('HTTP status (2xx).'),
+    contentType: z
+      .string()
+      .regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i, 'must be a media type, e.g. text/plain')
+      .max(200)
+      .default('text/plain')
+      .describe('Content-Type of the answer.'),
+    body: z.string().max(10_000).default('').describe('The answer body, e.g. [accepted] or <Response/>.'),
+  })
+  .describe('A fixed answer for senders that expect one.');
+
 /** `integrations[]`: one webhook source (and/or EventBridge event source). */
 export const IntegrationConfigSchema = z
   .strictObject({
@@ -414,6 +434,18 @@ export const IntegrationConfigSchema = z
       .describe('Integration id; the webhook URL is POST /v1/hooks/{id}.'),
     verify: VerifyConfigSchema.optional().describe(
       'How webhooks are verified. Leave it out for an events-only integration: it then has no webhook URL.',
+    ),
+    publicUrl: z
+      .url({
+        protocol: /^https?$/,
+        error: 'publicUrl is an http(s) URL, e.g. https://hooks.example.com/v1/hooks/orders',
+      })
+      .optional()
+      .describe(
+        'The URL the sender posts to, as it signs it (Twilio, Square, HubSpot...): set it behind a custom domain or proxy; default rebuilt from the request.',
+      ),
+    respond: RespondConfigSchema.optional().describe(
+      'The answer to an accepted delivery, for senders that want one (Adyen: [accepted]); default 202 with JSON.',
     ),
     deliveryId: expression('deliveryId')
       .optional()
@@ -478,6 +510,8 @@ export type ServiceConfig = z.output<typeof ServiceConfigSchema>;
 export type StorageConfig = z.output<typeof StorageConfigSchema>;
 /** `ingest` after validation. */
 export type IngestConfig = z.output<typeof IngestConfigSchema>;
+/** An integration's `respond` after validation. */
+export type RespondConfig = z.output<typeof RespondConfigSchema>;
 /** One integration after validation. */
 export type IntegrationConfig = z.output<typeof IntegrationConfigSchema>;
 /** One document rule after validation. */
