@@ -267,6 +267,11 @@ const verifyOptionFields = {
     .regex(HEADER_NAME, 'must be an HTTP header name')
     .optional()
     .describe(describeOption('idHeader')),
+  topicArn: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}$/, 'must be an SNS topic ARN')
+    .optional()
+    .describe(describeOption('topicArn')),
   verifyTokenSecret: secretName.optional().describe(describeOption('verifyTokenSecret')),
 } satisfies Record<VerifyOptionName, z.ZodType>;
 

@@ -114,7 +114,7 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   if (request.method !== 'POST') {
     throw new DeliveryRefusedError('malformed-body', 'Deliveries are sent with POST.');
   }
-  const type = bodyType(request.headers['content-type']);
+  const type = bodyType(senderScheme(verify.scheme)?.bodyMediaType ?? request.headers['content-type']);
   // Verify the bytes exactly as received, before anything parses them.
   verifyDelivery(verifyInput);
   const { bodyText, body } = decodeBody(request.rawBody, type);

@@ -32,6 +32,8 @@ export interface VerifyOptions {
   timestampHeader?: string;
   /** The header carrying the sender's delivery id (generic `hmac`), lower-cased by the config loader. */
   idHeader?: string;
+  /** The SNS topic(s) whose messages are accepted: every topic in a region signs with the same certificate. */
+  topicArn?: string;
   /** NAME of the secret holding the verify token a sender's GET challenge presents (Meta's `hub.verify_token`). */
   verifyTokenSecret?: string;
 }
@@ -169,6 +171,8 @@ export interface SenderScheme<Name extends string = string> {
    * secrets take, from random bytes; absent for a scheme without secrets.
    */
   devSecret?(random: Buffer): string;
+  /** The media type its sender's bodies are, whatever Content-Type says (SNS posts JSON as text/plain). */
+  readonly bodyMediaType?: string;
   /** The HTTP methods its webhook route accepts. @default ['POST'] (Meta adds GET for its challenge) */
   readonly methods?: readonly string[];
   /**

@@ -121,12 +121,18 @@ describe('acceptWebhook', () => {
     expect(b.queue.messages).toEqual([]);
   });
 
-  it('refuses a body over the limit before verifying it, and a non-JSON content type', async () => {
+  it('refuses a body over the limit before verifying it, and a content type it cannot decode', async () => {
     const b = memoryBench();
     const big = signedWebhook('notes', { id: 'x'.repeat(1_100_000) });
     expect(await refusal(acceptWebhook(b.ingest, big))).toBe('payload-too-large');
-    const text = signedWebhook('notes', { id: 'a' }, { 'content-type': 'text/plain' });
-    expect(await refusal(acceptWebhook(b.ingest, text))).toBe('unsupported-media-type');
+    const multipart = signedWebhook(
+      'notes',
+      { id: 'a' },
+      { 'content-type': 'multipart/form-data; boundary=x' },
+    );
+    expect(await refusal(acceptWebhook(b.ingest, multipart))).toBe('unsupported-media-type');
+    const pdf = signedWebhook('notes', { id: 'a' }, { 'content-type': 'application/pdf' });
+    expect(await refusal(acceptWebhook(b.ingest, pdf))).toBe('unsupported-media-type');
     const vendorJson = signedWebhook(
       'notes',
       { id: 'a', customer: 'c', number: '1' },

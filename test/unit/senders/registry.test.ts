@@ -31,6 +31,7 @@ const SAMPLE_OPTIONS: Required<VerifyOptions> = {
   signedContent: '{body}',
   timestampHeader: 'X-Test-Timestamp',
   idHeader: 'X-Test-Id',
+  topicArn: 'arn:aws:sns:eu-west-1:123456789012:orders',
   verifyTokenSecret: 'test/verify-token',
 };
 
@@ -52,6 +53,10 @@ const secretsFor = (scheme: SenderScheme): string[] =>
 /** Schemes whose signature covers the body (a token proves only that the sender knows the secret). */
 const signsBody = (scheme: SenderScheme): boolean => scheme.takesSecret && scheme.name !== 'token';
 
+/** Schemes whose sender signs inside the body: `docrelay send` cannot sign as them (their own tests sign). */
+const SIGNS_INSIDE_BODY = new Set(['sns']);
+const HEADER_SIGNED = SENDERS.filter((scheme) => !SIGNS_INSIDE_BODY.has(scheme.name));
+
 describe('the sender registry', () => {
   it('lists each scheme once, under the name its module gives it', () => {
     expect(new Set(SENDER_SCHEMES).size).toBe(SENDERS.length);
@@ -64,7 +69,7 @@ describe('the sender registry', () => {
     }
   });
 
-  it.each(SENDERS.map((scheme) => [scheme.name, scheme] as const))(
+  it.each(HEADER_SIGNED.map((scheme) => [scheme.name, scheme] as const))(
     '%s verifies what it signs, and only that',
     (_name, scheme) => {
       const config = configFor(scheme);
@@ -113,7 +118,7 @@ describe('the sender registry', () => {
     },
   );
 
-  it.each(SENDERS.map((scheme) => [scheme.name, scheme] as const))(
+  it.each(HEADER_SIGNED.map((scheme) => [scheme.name, scheme] as const))(
     '%s: nothing it signs with survives redaction, and its secret headers are lower-case',
     (_name, scheme) => {
       for (const header of scheme.secretHeaders) expect(header).toBe(header.toLowerCase());
