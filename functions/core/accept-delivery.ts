@@ -78,7 +78,7 @@ const unknownIntegration = (): DeliveryRefusedError =>
  * confirmed and Asana's X-Hook-Secret is echoed but not kept (the configured secret must then hold it).
  */
 export interface HandshakeDeps {
-  /** GETs an SNS SubscribeURL; see `snsFetch` for the production one. */
+  /** GETs an SNS SubscribeURL (the sns scheme checks it is https on an SNS host first). */
   readonly fetch?: HandshakeContext['fetch'];
   /** Stores a secret value under a secret NAME (Secrets Manager PutSecretValue on AWS). */
   readonly keepSecret?: (name: string, value: string) => Promise<void>;
