@@ -113,7 +113,8 @@ export class DynamoJobRepository implements JobRepository {
       );
       return deliveryId;
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw new JobStoreError('claim a content key', error);
+      if (!(error instanceof ConditionalCheckFailedException))
+        throw new JobStoreError('claim a content key', error);
     }
     const holder = await this.get(pk, 'read a content key');
     return typeof holder?.deliveryId === 'string' ? holder.deliveryId : deliveryId;

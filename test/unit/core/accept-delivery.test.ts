@@ -102,11 +102,20 @@ describe('acceptWebhook', () => {
     const b = memoryBench();
     const body = { customer: 'A', number: '1' };
     const first = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
-    const replay = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'attacker-2' }));
+    const replay = await acceptWebhook(
+      b.ingest,
+      signedWebhook('relayed', body, { 'x-request-id': 'attacker-2' }),
+    );
     const again = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
     expect(first).toMatchObject({ status: 202, body: { deliveryId: 'r-1' } });
-    expect(replay).toEqual({ status: 200, body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true } });
-    expect(again).toEqual({ status: 200, body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true } });
+    expect(replay).toEqual({
+      status: 200,
+      body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true },
+    });
+    expect(again).toEqual({
+      status: 200,
+      body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true },
+    });
     expect(b.queue.jobIds).toEqual(['job-1']);
     // Other content under a new id is a new delivery.
     const other = await acceptWebhook(
@@ -145,12 +154,18 @@ describe('acceptWebhook', () => {
     expect(b.queue.messages).toEqual([]);
   });
 
-  it('refuses a body over the limit before verifying it, and a non-JSON content type', async () => {
+  it('refuses a body over the limit before verifying it, and a content type it cannot decode', async () => {
     const b = memoryBench();
     const big = signedWebhook('notes', { id: 'x'.repeat(1_100_000) });
     expect(await refusal(acceptWebhook(b.ingest, big))).toBe('payload-too-large');
-    const text = signedWebhook('notes', { id: 'a' }, { 'content-type': 'text/plain' });
-    expect(await refusal(acceptWebhook(b.ingest, text))).toBe('unsupported-media-type');
+    const multipart = signedWebhook(
+      'notes',
+      { id: 'a' },
+      { 'content-type': 'multipart/form-data; boundary=x' },
+    );
+    expect(await refusal(acceptWebhook(b.ingest, multipart))).toBe('unsupported-media-type');
+    const pdf = signedWebhook('notes', { id: 'a' }, { 'content-type': 'application/pdf' });
+    expect(await refusal(acceptWebhook(b.ingest, pdf))).toBe('unsupported-media-type');
     const vendorJson = signedWebhook(
       'notes',
       { id: 'a', customer: 'c', number: '1' },

@@ -134,5 +134,7 @@ export function signedWebhook(
     headers: { 'content-type': 'application/json', 'x-signature': signature, ...headers },
     rawBody,
     query: {},
+    method: 'POST',
+    url: `https://hooks.example.test/v1/hooks/${integrationId}`,
   };
 }
