@@ -3,18 +3,64 @@
  * its JSON Schema, the CLI's signing, the redaction list, the default delivery ids) derives from this list:
  * adding a scheme is one module beside this file and one line here.
  */
+import { adyen } from './adyen';
+import { bitbucket } from './bitbucket';
+import { calendly } from './calendly';
+import { docusign } from './docusign';
 import { github } from './github';
+import { gitlab } from './gitlab';
 import { hmacSha256 } from './hmac-sha256';
+import { hubspot } from './hubspot';
+import { intercom } from './intercom';
+import { jira } from './jira';
+import { linear } from './linear';
+import { mailgun } from './mailgun';
 import { none } from './none';
+import { paddle } from './paddle';
+import { postmark } from './postmark';
+import { sendgrid } from './sendgrid';
 import { shopify } from './shopify';
 import { slack } from './slack';
-import { standardWebhooks } from './standard-webhooks';
+import { square } from './square';
+import { clerk, resend, standardWebhooks, svix } from './standard-webhooks';
 import { stripe } from './stripe';
 import { token } from './token';
+import { twilio } from './twilio';
+import { typeform } from './typeform';
 import type { SenderScheme, VerifyOptionName } from './types';
+import { woocommerce } from './woocommerce';
 
 /** The schemes, in the order the config schema and messages list them. */
-export const SENDERS = [github, stripe, shopify, slack, standardWebhooks, hmacSha256, token, none] as const;
+export const SENDERS = [
+  github,
+  stripe,
+  shopify,
+  slack,
+  standardWebhooks,
+  svix,
+  clerk,
+  resend,
+  twilio,
+  sendgrid,
+  square,
+  hubspot,
+  typeform,
+  linear,
+  intercom,
+  mailgun,
+  calendly,
+  paddle,
+  docusign,
+  adyen,
+  gitlab,
+  bitbucket,
+  woocommerce,
+  postmark,
+  jira,
+  hmacSha256,
+  token,
+  none,
+] as const;
 
 /** The name of a known scheme (`verify.scheme`). */
 export type SenderName = (typeof SENDERS)[number]['name'];

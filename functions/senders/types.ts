@@ -55,6 +55,10 @@ export type DeliveryIdSource =
   | {
       /** Top-level field of the JSON body, e.g. Stripe's `id`; the body is what the signature covers. */
       readonly bodyField: string;
+    }
+  | {
+      /** A field nested in the body, outermost first, e.g. Mailgun's `signature.token` (which it signs). */
+      readonly bodyPath: readonly [string, ...string[]];
     };
 
 /** Everything one verification needs; nothing here is parsed from JSON yet. */
@@ -69,6 +73,10 @@ export interface VerifyInput {
   secrets: readonly string[];
   /** The receive time, injected so tolerance checks are testable. */
   now: Date;
+  /** The public URL the sender posted to, query included (Twilio, Square and HubSpot sign it). */
+  url: string;
+  /** The request method, upper-case (HubSpot signs it). */
+  method: string;
 }
 
 /** What a successful verification tells the caller about the delivery. */
@@ -95,6 +103,10 @@ export interface SignInput {
   readonly deliveryId?: string;
   /** New ids. @default randomUUID */
   readonly newId?: () => string;
+  /** The URL the bytes will be posted to, query included: schemes that sign the URL need it. */
+  readonly url?: string;
+  /** The request method. @default 'POST' */
+  readonly method?: string;
 }
 
 /** One sender scheme: all that is known about it. Adding a scheme is one such module and one registry line. */
@@ -120,4 +132,9 @@ export interface SenderScheme<Name extends string = string> {
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */
   sign(input: SignInput): Record<string, string>;
+  /**
+   * For senders that sign inside the body (Mailgun, Adyen) or carry a signed time in it (Linear): the bytes
+   * as that sender would post them, signature or time written in; `sign` then takes these bytes.
+   */
+  signBody?(input: SignInput): Buffer;
 }

@@ -221,7 +221,7 @@ describe('parseConfig error messages (one per kind)', () => {
   });
 
   it('refuses an unknown scheme', () => {
-    const problem = onlyProblem('scheme: github', 'scheme: gitlab');
+    const problem = onlyProblem('scheme: github', 'scheme: gitea');
     expect(problem.path).toBe('integrations[0].verify.scheme');
     expect(problem.message).toMatch(/one of github, stripe/);
   });
@@ -249,7 +249,7 @@ describe('parseConfig error messages (one per kind)', () => {
       }),
     );
     expect(onlyProblem('secret: docrelay/github-webhook', 'secret: s, toleranceSeconds: 60').message).toBe(
-      'scheme github does not take toleranceSeconds (only stripe, slack, standard-webhooks do)',
+      'scheme github does not take toleranceSeconds (only stripe, slack, standard-webhooks, svix, clerk, resend, sendgrid, hubspot, linear, mailgun, calendly, paddle do)',
     );
   });
 

@@ -18,6 +18,9 @@ export const BODY = Buffer.from(BODY_TEXT);
 /** The same JSON value re-serialised with different spacing: must never verify. */
 export const RESERIALISED = Buffer.from(JSON.stringify(JSON.parse(BODY_TEXT), null, 2));
 
+/** The public URL deliveries are posted to in tests, query included (URL-signing senders cover it). */
+export const HOOK_URL = 'https://hooks.example.com/v1/hooks/orders?source=test';
+
 /** A random printable secret, long enough never to collide with anything in a message by chance. */
 export const randomSecret = (prefix = ''): string => `${prefix}${randomBytes(24).toString('hex')}`;
 
@@ -37,6 +40,8 @@ export const input = (
   headers: {},
   secrets: [],
   now: NOW,
+  url: HOOK_URL,
+  method: 'POST',
   ...fields,
   config,
 });

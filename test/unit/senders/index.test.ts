@@ -11,7 +11,12 @@ import { BODY, expectConfigError, input, NOW_S, randomSecret } from './fixtures'
 describe('verifyDelivery', () => {
   it('knows exactly the schemes the config file documents', () => {
     expect([...SENDER_SCHEMES].sort()).toEqual(
-      ['github', 'hmac-sha256', 'none', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'].sort(),
+      [
+        ...['github', 'hmac-sha256', 'none', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'],
+        ...['svix', 'clerk', 'resend', 'twilio', 'sendgrid', 'square', 'hubspot', 'typeform', 'linear'],
+        ...['intercom', 'mailgun', 'calendly', 'paddle', 'docusign', 'adyen', 'gitlab', 'bitbucket'],
+        ...['woocommerce', 'postmark', 'jira'],
+      ].sort(),
     );
   });
 

@@ -9,9 +9,11 @@ import {
   SignatureError,
   SigningError,
   signDelivery,
+  signedBody,
   type VerifyConfig,
   verifyDelivery,
 } from '../../../functions/senders';
+import { HOOK_URL } from './fixtures';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const BODY = Buffer.from('{"action":"published","release":{"name":"v1.2.0","tag_name":"v1.2.0"}}');
@@ -57,7 +59,15 @@ describe('signDelivery', () => {
   it.each(cases)('signs $name so that verifyDelivery accepts it', ({ config, secret }) => {
     const value = secret();
     const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
-    const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets: [value], now: NOW });
+    const verified = verifyDelivery({
+      rawBody: BODY,
+      headers,
+      config,
+      secrets: [value],
+      now: NOW,
+      url: HOOK_URL,
+      method: 'POST',
+    });
     expect(verified.scheme).toBe(config.scheme);
     // Header names as the ingest sees them: lower-case.
     for (const name of Object.keys(headers)) expect(name).toBe(name.toLowerCase());
@@ -69,17 +79,33 @@ describe('signDelivery', () => {
       const value = secret();
       const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
       const other = Buffer.from(JSON.stringify(JSON.parse(BODY.toString()), null, 2));
-      expect(() => verifyDelivery({ rawBody: other, headers, config, secrets: [value], now: NOW })).toThrow(
-        SignatureError,
-      );
+      expect(() =>
+        verifyDelivery({
+          rawBody: other,
+          headers,
+          config,
+          secrets: [value],
+          now: NOW,
+          url: HOOK_URL,
+          method: 'POST',
+        }),
+      ).toThrow(SignatureError);
     },
   );
 
   it.each(cases)('signs $name with the secret given: another secret is refused', ({ config, secret }) => {
     const headers = signDelivery({ config, secrets: [secret()], rawBody: BODY, now: NOW });
-    expect(() => verifyDelivery({ rawBody: BODY, headers, config, secrets: [secret()], now: NOW })).toThrow(
-      SignatureError,
-    );
+    expect(() =>
+      verifyDelivery({
+        rawBody: BODY,
+        headers,
+        config,
+        secrets: [secret()],
+        now: NOW,
+        url: HOOK_URL,
+        method: 'POST',
+      }),
+    ).toThrow(SignatureError);
   });
 
   it('signs with the first secret of a rotation list', () => {
@@ -87,7 +113,15 @@ describe('signDelivery', () => {
     const config: VerifyConfig = { scheme: 'github', secret: ['a', 'b'] };
     const headers = signDelivery({ config, secrets: [current, previous], rawBody: BODY, now: NOW });
     expect(() =>
-      verifyDelivery({ rawBody: BODY, headers, config, secrets: [current], now: NOW }),
+      verifyDelivery({
+        rawBody: BODY,
+        headers,
+        config,
+        secrets: [current],
+        now: NOW,
+        url: HOOK_URL,
+        method: 'POST',
+      }),
     ).not.toThrow();
   });
 
@@ -115,20 +149,24 @@ describe('signDelivery', () => {
   });
 
   it('puts the given delivery id in the header of each scheme that carries one', () => {
-    for (const { name: scheme, deliveryId } of SENDERS) {
+    for (const { name: scheme, deliveryId, devSecret } of SENDERS) {
       if (deliveryId === undefined || !('header' in deliveryId)) continue;
       const { header } = deliveryId;
       const config = { scheme } as VerifyConfig;
-      const secret = scheme === 'standard-webhooks' ? whsec() : hexSecret();
-      const headers = signDelivery({
+      const secret = devSecret?.(randomBytes(24)) ?? hexSecret();
+      const sign = { config, secrets: [secret], rawBody: BODY, now: NOW, url: HOOK_URL, deliveryId: 'd-42' };
+      const rawBody = signedBody(sign);
+      const headers = signDelivery({ ...sign, rawBody });
+      expect(headers[header]).toBe('d-42');
+      const verified = verifyDelivery({
+        rawBody,
+        headers,
         config,
         secrets: [secret],
-        rawBody: BODY,
         now: NOW,
-        deliveryId: 'd-42',
+        url: HOOK_URL,
+        method: 'POST',
       });
-      expect(headers[header]).toBe('d-42');
-      const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets: [secret], now: NOW });
       expect(verified.deliveryId).toBe('d-42');
     }
   });
