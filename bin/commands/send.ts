@@ -1,12 +1,15 @@
 /**
- * `docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]`:
- * signs the payload's bytes with the integration's secret, as its sender would, and posts them to the webhook
- * URL (the local stack's unless --url). Prints the answer; exit 0 for 2xx, 1 with the problem on one line.
+ * `docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]...
+ * [--delivery-id <id>]`: signs the payload's bytes with the integration's secret, as its sender would (the URL
+ * too for senders that sign it; inside the body for senders that sign there), and posts them to the webhook
+ * URL (the local stack's unless --url). The content type follows the file's extension (.json, .xml, .txt,
+ * .form) unless the sender always posts one (Twilio's forms) or --content-type says otherwise. Prints the
+ * answer; exit 0 for 2xx, 1 with the problem on one line.
  */
 
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
-import { senderScheme, signDelivery } from '../../functions/senders';
+import { senderScheme, signDelivery, signedBody } from '../../functions/senders';
 import {
   findIntegration,
   firstLine,
@@ -20,7 +23,21 @@ import { localApiUrl } from './stack-target';
 import { CliError, type CommandRun } from './types';
 
 const USAGE =
-  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]';
+  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]... [--delivery-id <id>]';
+
+/** The content type a payload file's extension implies; JSON when the extension says nothing. */
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.json': 'application/json',
+  '.xml': 'application/xml',
+  '.txt': 'text/plain',
+  '.form': 'application/x-www-form-urlencoded',
+};
+
+/** The content type of a payload file, from its extension. */
+export function contentTypeOf(file: string): string {
+  const dot = file.lastIndexOf('.');
+  return (dot < 0 ? undefined : CONTENT_TYPES[file.slice(dot).toLowerCase()]) ?? 'application/json';
+}
 
 /** How long to wait for the webhook's answer (the ingest answers before any generation). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -34,6 +51,7 @@ export const run: CommandRun = async (ctx) => {
       url: { type: 'string' },
       header: { type: 'string', multiple: true },
       'delivery-id': { type: 'string' },
+      'content-type': { type: 'string' },
     },
     USAGE,
   );
@@ -72,23 +90,29 @@ export const run: CommandRun = async (ctx) => {
     throw new CliError(`--url must be an absolute URL, got "${base}" (${USAGE})`, 2);
   }
 
-  const rawBody = await readInputFile(ctx.cwd, values.payload, 'payload');
+  const payload = await readInputFile(ctx.cwd, values.payload, 'payload');
   const names =
     verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
   const source = new FileSecretSource(settings.secretsFile);
   // Only the first secret signs; reading it names the secret in any error, never its value.
   const secrets = names.length === 0 ? [] : [await source.get(names[0] as string)];
-  const signed = signDelivery({
+  const signing = {
     config: verify,
     secrets,
-    rawBody,
+    rawBody: payload,
     now: new Date(),
+    url: url.toString(),
+    method: 'POST',
     ...(deliveryId === undefined ? {} : { deliveryId }),
-  });
+  };
+  // Senders that sign inside the body (or stamp a signed time in it) post other bytes than the file's.
+  const rawBody = signedBody(signing);
+  const signed = signDelivery({ ...signing, rawBody });
   const headers: Record<string, string> = {
-    'content-type': 'application/json',
+    'content-type': contentTypeOf(values.payload),
     'user-agent': 'docrelay-send',
     ...signed,
+    ...(values['content-type'] === undefined ? {} : { 'content-type': values['content-type'] }),
     ...extraHeaders,
   };
 

@@ -61,13 +61,25 @@ export function senderDeliveryId(
   if ('header' in source) {
     return Object.hasOwn(delivery.headers, source.header) ? delivery.headers[source.header] : undefined;
   }
-  const { body } = delivery;
-  return typeof body === 'object' &&
-    body !== null &&
-    !Array.isArray(body) &&
-    Object.hasOwn(body, source.bodyField)
-    ? (body as Record<string, unknown>)[source.bodyField]
-    : undefined;
+  const path = 'bodyField' in source ? [source.bodyField] : source.bodyPath;
+  let value: unknown = delivery.body;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, key)) {
+      return undefined;
+    }
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * The bytes to post when signing as the integration's sender (`docrelay send`): the same bytes, except for
+ * senders that sign inside the body or carry a signed time in it. Throws SigningError.
+ */
+export function signedBody(input: SignInput): Buffer {
+  const scheme = senderScheme(input.config.scheme);
+  if (scheme === undefined) throw new SigningError(`unknown verify scheme ${String(input.config.scheme)}`);
+  return scheme.signBody?.(input) ?? input.rawBody;
 }
 
 /** Credentials any request may carry, whatever its scheme. */

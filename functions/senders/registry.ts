@@ -4,20 +4,37 @@
  * adding a scheme is one module beside this file and one line here.
  */
 
+import { adyen } from './adyen';
 import { asana } from './asana';
+import { bitbucket } from './bitbucket';
+import { calendly } from './calendly';
 import { discord } from './discord';
+import { docusign } from './docusign';
 import { github } from './github';
+import { gitlab } from './gitlab';
 import { hmac } from './hmac';
 import { hmacSha256 } from './hmac-sha256';
+import { hubspot } from './hubspot';
+import { intercom } from './intercom';
+import { jira } from './jira';
+import { linear } from './linear';
+import { mailgun } from './mailgun';
 import { meta } from './meta';
 import { none } from './none';
+import { paddle } from './paddle';
+import { postmark } from './postmark';
+import { sendgrid } from './sendgrid';
 import { shopify } from './shopify';
 import { slack } from './slack';
 import { sns } from './sns';
-import { standardWebhooks } from './standard-webhooks';
+import { square } from './square';
+import { clerk, resend, standardWebhooks, svix } from './standard-webhooks';
 import { stripe } from './stripe';
 import { token } from './token';
+import { twilio } from './twilio';
+import { typeform } from './typeform';
 import type { SenderScheme, VerifyOptionName } from './types';
+import { woocommerce } from './woocommerce';
 import { xero } from './xero';
 import { zoom } from './zoom';
 
@@ -35,6 +52,26 @@ export const SENDERS = [
   sns,
   xero,
   hmac,
+  svix,
+  clerk,
+  resend,
+  twilio,
+  sendgrid,
+  square,
+  hubspot,
+  typeform,
+  linear,
+  intercom,
+  mailgun,
+  calendly,
+  paddle,
+  docusign,
+  adyen,
+  gitlab,
+  bitbucket,
+  woocommerce,
+  postmark,
+  jira,
   hmacSha256,
   token,
   none,

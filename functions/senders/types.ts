@@ -67,6 +67,10 @@ export type DeliveryIdSource =
   | {
       /** Top-level field of the JSON body, e.g. Stripe's `id`; the body is what the signature covers. */
       readonly bodyField: string;
+    }
+  | {
+      /** A field nested in the body, outermost first, e.g. Mailgun's `signature.token` (which it signs). */
+      readonly bodyPath: readonly [string, ...string[]];
     };
 
 /** Everything one verification needs; nothing here is parsed from JSON yet. */
@@ -194,4 +198,9 @@ export interface SenderScheme<Name extends string = string> {
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */
   sign(input: SignInput): Record<string, string>;
+  /**
+   * For senders that sign inside the body (Mailgun, Adyen) or carry a signed time in it (Linear): the bytes
+   * as that sender would post them, signature or time written in; `sign` then takes these bytes.
+   */
+  signBody?(input: SignInput): Buffer;
 }

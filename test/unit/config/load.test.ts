@@ -221,7 +221,7 @@ describe('parseConfig error messages (one per kind)', () => {
   });
 
   it('refuses an unknown scheme', () => {
-    const problem = onlyProblem('scheme: github', 'scheme: gitlab');
+    const problem = onlyProblem('scheme: github', 'scheme: gitea');
     expect(problem.path).toBe('integrations[0].verify.scheme');
     expect(problem.message).toMatch(/one of github, stripe/);
   });

@@ -18,6 +18,9 @@ export const BODY = Buffer.from(BODY_TEXT);
 /** The same JSON value re-serialised with different spacing: must never verify. */
 export const RESERIALISED = Buffer.from(JSON.stringify(JSON.parse(BODY_TEXT), null, 2));
 
+/** The public URL deliveries are posted to in tests, query included (URL-signing senders cover it). */
+export const HOOK_URL = 'https://hooks.example.com/v1/hooks/orders?source=test';
+
 /** A random printable secret, long enough never to collide with anything in a message by chance. */
 export const randomSecret = (prefix = ''): string => `${prefix}${randomBytes(24).toString('hex')}`;
 
@@ -37,7 +40,7 @@ export const input = (
   headers: {},
   secrets: [],
   now: NOW,
-  url: TEST_URL,
+  url: HOOK_URL,
   method: 'POST',
   ...fields,
   config,
@@ -109,4 +112,5 @@ export const expectConfigError = (verifyInput: VerifyInput): VerifyConfigError =
 };
 
 /** The public URL test deliveries are posted to. */
-export const TEST_URL = 'https://hooks.example.test/v1/hooks/orders?source=test';
+/** The URL the intake's tests sign against (the same as HOOK_URL). */
+export const TEST_URL = HOOK_URL;

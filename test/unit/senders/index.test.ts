@@ -14,6 +14,9 @@ describe('verifyDelivery', () => {
       [
         ...['github', 'hmac-sha256', 'none', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'],
         ...['zoom', 'discord', 'asana', 'meta', 'sns', 'xero', 'hmac'],
+        ...['svix', 'clerk', 'resend', 'twilio', 'sendgrid', 'square', 'hubspot', 'typeform', 'linear'],
+        ...['intercom', 'mailgun', 'calendly', 'paddle', 'docusign', 'adyen', 'gitlab', 'bitbucket'],
+        ...['woocommerce', 'postmark', 'jira'],
       ].sort(),
     );
   });

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync, randomBytes, sign as signEd25519 } fro
 import fc from 'fast-check';
 import type { VerifyConfig } from '../../../functions/senders';
 import { SignatureError, VerifyConfigError, verifyDelivery } from '../../../functions/senders';
-import { expectNoLeak, NOW, NOW_S, randomSecret, TEST_URL, thrown } from './fixtures';
+import { expectNoLeak, HOOK_URL, NOW, NOW_S, randomSecret, thrown } from './fixtures';
 
 const secret = randomSecret('whsec_');
 const swSecret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -92,7 +92,7 @@ describe('verification properties', () => {
             rawBody,
             headers: randomHeaders as Record<string, string>,
             now: NOW,
-            url: TEST_URL,
+            url: HOOK_URL,
             method: 'POST',
           };
           const error = thrown(() => verifyDelivery(verifyInput));
@@ -182,7 +182,7 @@ describe('verification properties', () => {
               rawBody,
               headers: signed,
               now: NOW,
-              url: TEST_URL,
+              url: HOOK_URL,
               method: 'POST',
             }).scheme,
           ).toBe(config.scheme);
@@ -196,7 +196,7 @@ describe('verification properties', () => {
             rawBody: tampered,
             headers: signed,
             now: NOW,
-            url: TEST_URL,
+            url: HOOK_URL,
             method: 'POST',
           };
           const error = thrown(() => verifyDelivery(verifyInput));
@@ -224,7 +224,7 @@ describe('verification properties', () => {
               rawBody: changed,
               headers: sign(rawBody),
               now: NOW,
-              url: TEST_URL,
+              url: HOOK_URL,
               method: 'POST',
             }),
           );

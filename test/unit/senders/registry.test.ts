@@ -14,11 +14,12 @@ import {
   senderDeliveryId,
   senderScheme,
   signDelivery,
+  signedBody,
   type VerifyConfig,
   verifyDelivery,
 } from '../../../functions/senders';
 import type { VerifyOptions } from '../../../functions/senders/types';
-import { BODY, NOW, RESERIALISED, TEST_URL } from './fixtures';
+import { BODY, HOOK_URL, NOW } from './fixtures';
 
 /** A value for each option a scheme might require. */
 const SAMPLE_OPTIONS: Required<VerifyOptions> = {
@@ -50,12 +51,50 @@ const configFor = (scheme: SenderScheme): VerifyConfig => {
 const secretsFor = (scheme: SenderScheme): string[] =>
   scheme.devSecret === undefined ? [] : [scheme.devSecret(randomBytes(24))];
 
-/** Schemes whose signature covers the body (a token proves only that the sender knows the secret). */
-const signsBody = (scheme: SenderScheme): boolean => scheme.takesSecret && scheme.name !== 'token';
+/** Senders whose signature travels inside the body rather than in a header. */
+const SIGNS_INSIDE_BODY = ['mailgun', 'adyen'];
 
-/** Schemes whose sender signs inside the body: `docrelay send` cannot sign as them (their own tests sign). */
-const SIGNS_INSIDE_BODY = new Set(['sns']);
-const HEADER_SIGNED = SENDERS.filter((scheme) => !SIGNS_INSIDE_BODY.has(scheme.name));
+/** Senders `docrelay send` cannot sign as: SNS signs with its own certificate (its tests sign). */
+const UNSIGNABLE = new Set(['sns']);
+const SIGNABLE = SENDERS.filter((scheme) => !UNSIGNABLE.has(scheme.name));
+
+/**
+ * Schemes whose signature covers the body bytes: a token or Basic credentials prove only that the sender
+ * knows the secret, Mailgun signs its token and timestamp, not the event, and Adyen signs chosen fields.
+ */
+const signsBody = (scheme: SenderScheme): boolean =>
+  scheme.takesSecret && !['token', 'gitlab', 'postmark', ...SIGNS_INSIDE_BODY].includes(scheme.name);
+
+/** A body each scheme can sign: Linear's carries its signed time, Adyen's is a notification. */
+const bodyFor = (scheme: SenderScheme): Buffer => {
+  if (scheme.name === 'linear')
+    return Buffer.from(JSON.stringify({ ...JSON.parse(BODY.toString()), webhookTimestamp: NOW.getTime() }));
+  if (scheme.name === 'adyen') {
+    return Buffer.from(
+      JSON.stringify({
+        live: 'false',
+        notificationItems: [
+          {
+            NotificationRequestItem: {
+              pspReference: 'P1',
+              eventCode: 'AUTHORISATION',
+              success: 'true',
+              amount: { value: 100, currency: 'EUR' },
+            },
+          },
+        ],
+      }),
+    );
+  }
+  return BODY;
+};
+
+/** The bytes and headers the scheme's sender would post, signed with the first secret. */
+const signedAs = (scheme: SenderScheme, config: VerifyConfig, secrets: string[]) => {
+  const sign = { config, secrets, rawBody: bodyFor(scheme), now: NOW, url: HOOK_URL, newId: () => 'id-1' };
+  const rawBody = signedBody(sign);
+  return { rawBody, headers: signDelivery({ ...sign, rawBody }) };
+};
 
 describe('the sender registry', () => {
   it('lists each scheme once, under the name its module gives it', () => {
@@ -64,78 +103,45 @@ describe('the sender registry', () => {
   });
 
   it('finds no scheme for unknown names, including Object.prototype members', () => {
-    for (const name of ['gitlab', 'constructor', '__proto__', 'toString', 'hasOwnProperty', '']) {
+    for (const name of ['gitea', 'constructor', '__proto__', 'toString', 'hasOwnProperty', '']) {
       expect(senderScheme(name)).toBeUndefined();
     }
   });
 
-  it.each(HEADER_SIGNED.map((scheme) => [scheme.name, scheme] as const))(
+  it.each(SIGNABLE.map((scheme) => [scheme.name, scheme] as const))(
     '%s verifies what it signs, and only that',
     (_name, scheme) => {
       const config = configFor(scheme);
       const secrets = secretsFor(scheme);
-      const headers = signDelivery({ config, secrets, rawBody: BODY, now: NOW, newId: () => 'id-1' });
+      const { rawBody, headers } = signedAs(scheme, config, secrets);
       for (const name of Object.keys(headers)) expect(name).toBe(name.toLowerCase());
-      const verified = verifyDelivery({
-        rawBody: BODY,
-        headers,
-        config,
-        secrets,
-        now: NOW,
-        url: TEST_URL,
-        method: 'POST',
-      });
+      const delivery = { rawBody, headers, config, secrets, now: NOW, url: HOOK_URL, method: 'POST' };
+      const verified = verifyDelivery(delivery);
       expect(verified.scheme).toBe(scheme.name);
       if (scheme.deliveryId !== undefined && 'header' in scheme.deliveryId) {
         expect(verified.deliveryId).toBe(headers[scheme.deliveryId.header]);
       }
       if (signsBody(scheme)) {
-        expect(() =>
-          verifyDelivery({
-            rawBody: RESERIALISED,
-            headers,
-            config,
-            secrets,
-            now: NOW,
-            url: TEST_URL,
-            method: 'POST',
-          }),
-        ).toThrow(SignatureError);
+        const reserialised = Buffer.from(JSON.stringify(JSON.parse(rawBody.toString('utf8')), null, 2));
+        expect(() => verifyDelivery({ ...delivery, rawBody: reserialised })).toThrow(SignatureError);
       }
       if (scheme.takesSecret) {
-        expect(() =>
-          verifyDelivery({
-            rawBody: BODY,
-            headers,
-            config,
-            secrets: secretsFor(scheme),
-            now: NOW,
-            url: TEST_URL,
-            method: 'POST',
-          }),
-        ).toThrow(SignatureError);
+        expect(() => verifyDelivery({ ...delivery, secrets: secretsFor(scheme) })).toThrow(SignatureError);
       }
     },
   );
 
-  it.each(HEADER_SIGNED.map((scheme) => [scheme.name, scheme] as const))(
+  it.each(SIGNABLE.map((scheme) => [scheme.name, scheme] as const))(
     '%s: nothing it signs with survives redaction, and its secret headers are lower-case',
     (_name, scheme) => {
       for (const header of scheme.secretHeaders) expect(header).toBe(header.toLowerCase());
       const config = configFor(scheme);
-      const headers = signDelivery({
-        config,
-        secrets: secretsFor(scheme),
-        rawBody: BODY,
-        now: NOW,
-        url: TEST_URL,
-        method: 'POST',
-      });
+      const { headers } = signedAs(scheme, config, secretsFor(scheme));
       const kept = redactHeaders(headers, config);
       const secretNames = [...scheme.secretHeaders, ...(config.header === undefined ? [] : [config.header])];
-      // Each scheme signs with at least one secret header; delivery ids and timestamps may stay.
+      // Each scheme signs with one secret header (but those signing inside the body); ids and timestamps may stay.
       expect(Object.keys(headers).filter((name) => secretNames.includes(name)).length).toBe(
-        scheme.takesSecret ? 1 : 0,
+        scheme.takesSecret && !SIGNS_INSIDE_BODY.includes(scheme.name) ? 1 : 0,
       );
       for (const name of secretNames) expect(kept).not.toHaveProperty(name);
       for (const header of scheme.secretHeaders) {
@@ -166,7 +172,7 @@ describe('the sender registry', () => {
   });
 
   it('the config schema and its JSON Schema list exactly the registry names, in registry order', () => {
-    expect(VerifyConfigSchema.safeParse({ scheme: 'gitlab', secret: 's' }).success).toBe(false);
+    expect(VerifyConfigSchema.safeParse({ scheme: 'gitea', secret: 's' }).success).toBe(false);
     const json = JSON.parse(buildConfigJsonSchema()) as {
       properties: {
         integrations: { items: { properties: { verify: { properties: { scheme: { enum: string[] } } } } } };
@@ -178,7 +184,7 @@ describe('the sender registry', () => {
     for (const scheme of SENDERS) expect(VerifyConfigSchema.safeParse(configFor(scheme)).success).toBe(true);
   });
 
-  it.each(SENDERS.map((scheme) => [scheme.name, scheme] as const))(
+  it.each(SIGNABLE.map((scheme) => [scheme.name, scheme] as const))(
     '%s: the config takes exactly its options, fills its defaults and refuses its secret values as names',
     (_name, scheme) => {
       const base = configFor(scheme);
@@ -209,12 +215,14 @@ describe('the sender registry', () => {
     },
   );
 
-  it.each(SENDERS.map((scheme) => [scheme.name, scheme] as const))(
+  it.each(SIGNABLE.map((scheme) => [scheme.name, scheme] as const))(
     "%s: senderDeliveryId reads the sender's own id where the scheme says it is",
     (_name, scheme) => {
       const config = configFor(scheme);
       const source = scheme.deliveryId;
       const headers = { 'x-github-delivery': 'h', 'x-shopify-webhook-id': 'h', 'webhook-id': 'h' };
+      const nested = (path: readonly string[], value: unknown): unknown =>
+        path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
       const body = { id: 'b', event_id: 'b' };
       if (source === undefined) {
         expect(senderDeliveryId(config, { headers: { [scheme.name]: 'h' }, body })).toBeUndefined();
@@ -222,13 +230,15 @@ describe('the sender registry', () => {
         expect(senderDeliveryId(config, { headers: { [source.header]: 'id-7' }, body })).toBe('id-7');
         expect(senderDeliveryId(config, { headers: {}, body: { [source.header]: 'x' } })).toBeUndefined();
       } else {
-        expect(senderDeliveryId(config, { headers, body: { [source.bodyField]: 'id-7' } })).toBe('id-7');
+        const path = 'bodyField' in source ? [source.bodyField] : source.bodyPath;
+        expect(senderDeliveryId(config, { headers, body: nested(path, 'id-7') })).toBe('id-7');
         expect(senderDeliveryId(config, { headers, body: [] })).toBeUndefined();
         expect(senderDeliveryId(config, { headers, body: null })).toBeUndefined();
-        // Own properties only.
-        expect(senderDeliveryId(config, { headers, body: Object.create({ [source.bodyField]: 'x' }) })).toBe(
-          undefined,
-        );
+        expect(senderDeliveryId(config, { headers, body: nested(path, undefined) })).toBeUndefined();
+        // Own properties only, at every level.
+        const [outer = '', ...rest] = path;
+        const inherited = Object.create({ [outer]: rest.length === 0 ? 'x' : nested(rest, 'x') });
+        expect(senderDeliveryId(config, { headers, body: inherited })).toBeUndefined();
       }
     },
   );

@@ -9,9 +9,11 @@ import {
   SignatureError,
   SigningError,
   signDelivery,
+  signedBody,
   type VerifyConfig,
   verifyDelivery,
 } from '../../../functions/senders';
+import { HOOK_URL } from './fixtures';
 
 const TEST_URL = 'https://hooks.example.test/v1/hooks/orders';
 const NOW = new Date('2026-03-01T12:00:00.000Z');
@@ -57,21 +59,14 @@ const cases: ReadonlyArray<{ name: string; config: VerifyConfig; secret: () => s
 describe('signDelivery', () => {
   it.each(cases)('signs $name so that verifyDelivery accepts it', ({ config, secret }) => {
     const value = secret();
-    const headers = signDelivery({
-      config,
-      secrets: [value],
-      rawBody: BODY,
-      now: NOW,
-      url: TEST_URL,
-      method: 'POST',
-    });
+    const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
     const verified = verifyDelivery({
       rawBody: BODY,
       headers,
       config,
       secrets: [value],
       now: NOW,
-      url: TEST_URL,
+      url: HOOK_URL,
       method: 'POST',
     });
     expect(verified.scheme).toBe(config.scheme);
@@ -99,7 +94,7 @@ describe('signDelivery', () => {
           config,
           secrets: [value],
           now: NOW,
-          url: TEST_URL,
+          url: HOOK_URL,
           method: 'POST',
         }),
       ).toThrow(SignatureError);
@@ -107,14 +102,7 @@ describe('signDelivery', () => {
   );
 
   it.each(cases)('signs $name with the secret given: another secret is refused', ({ config, secret }) => {
-    const headers = signDelivery({
-      config,
-      secrets: [secret()],
-      rawBody: BODY,
-      now: NOW,
-      url: TEST_URL,
-      method: 'POST',
-    });
+    const headers = signDelivery({ config, secrets: [secret()], rawBody: BODY, now: NOW });
     expect(() =>
       verifyDelivery({
         rawBody: BODY,
@@ -122,7 +110,7 @@ describe('signDelivery', () => {
         config,
         secrets: [secret()],
         now: NOW,
-        url: TEST_URL,
+        url: HOOK_URL,
         method: 'POST',
       }),
     ).toThrow(SignatureError);
@@ -146,7 +134,7 @@ describe('signDelivery', () => {
         config,
         secrets: [current],
         now: NOW,
-        url: TEST_URL,
+        url: HOOK_URL,
         method: 'POST',
       }),
     ).not.toThrow();
@@ -176,26 +164,22 @@ describe('signDelivery', () => {
   });
 
   it('puts the given delivery id in the header of each scheme that carries one', () => {
-    for (const { name: scheme, deliveryId } of SENDERS) {
+    for (const { name: scheme, deliveryId, devSecret } of SENDERS) {
       if (deliveryId === undefined || !('header' in deliveryId)) continue;
       const { header } = deliveryId;
       const config = { scheme } as VerifyConfig;
-      const secret = scheme === 'standard-webhooks' ? whsec() : hexSecret();
-      const headers = signDelivery({
-        config,
-        secrets: [secret],
-        rawBody: BODY,
-        now: NOW,
-        deliveryId: 'd-42',
-      });
+      const secret = devSecret?.(randomBytes(24)) ?? hexSecret();
+      const sign = { config, secrets: [secret], rawBody: BODY, now: NOW, url: HOOK_URL, deliveryId: 'd-42' };
+      const rawBody = signedBody(sign);
+      const headers = signDelivery({ ...sign, rawBody });
       expect(headers[header]).toBe('d-42');
       const verified = verifyDelivery({
-        rawBody: BODY,
+        rawBody,
         headers,
         config,
         secrets: [secret],
         now: NOW,
-        url: TEST_URL,
+        url: HOOK_URL,
         method: 'POST',
       });
       expect(verified.deliveryId).toBe('d-42');

@@ -1,0 +1,113 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { formatHmac, type HmacFormat, requireHmac } from './common/body-hmac';
+import { anyHmacMatches, bytesEqual } from './common/constant-time';
+import { decodeHex } from './common/encoding';
+import { SignatureError } from './common/errors';
+import { readHeader, requireHeader, requireSecrets } from './common/headers';
+import { requireUrl, signingSecret, signingUrl } from './common/signing';
+import type { SenderScheme } from './types';
+
+const SIGNATURE = 'x-twilio-signature';
+const DISPLAY = 'X-Twilio-Signature';
+const DELIVERY = 'i-twilio-idempotency-token';
+const FORMAT: HmacFormat = { algorithm: 'sha1', encoding: 'base64' };
+const BODY_HASH_PARAM = 'bodySHA256';
+/** More form fields than any Twilio callback sends are refused before sorting them. */
+const MAX_FIELDS = 1000;
+
+/**
+ * The content Twilio signs after the URL: for a form body, each field name (sorted) followed by its
+ * values (duplicates dropped, sorted), as twilio's own validateRequest builds it.
+ */
+function signedFields(rawBody: Buffer): string {
+  const fields = new Map<string, Set<string>>();
+  let count = 0;
+  for (const [name, value] of new URLSearchParams(rawBody.toString('utf8'))) {
+    count += 1;
+    if (count > MAX_FIELDS) throw new SignatureError('SIGNATURE_MALFORMED', 'the form has too many fields');
+    fields.set(name, (fields.get(name) ?? new Set()).add(value));
+  }
+  return [...fields.keys()]
+    .sort()
+    .map((name) =>
+      [...(fields.get(name) ?? [])]
+        .sort()
+        .map((value) => `${name}${value}`)
+        .join(''),
+    )
+    .join('');
+}
+
+/** The URL with and without its default port: Twilio signs whichever it was configured with. */
+function urlVariants(url: string): string[] {
+  const match = /^(https?:\/\/)([^/?#]*)(.*)$/i.exec(url);
+  if (!match) return [url];
+  const [, scheme = '', authority = '', rest = ''] = match;
+  const userEnd = authority.lastIndexOf('@') + 1;
+  const hostAndPort = authority.slice(userEnd);
+  const portStart = hostAndPort.indexOf(':', hostAndPort.lastIndexOf(']') + 1);
+  const host = portStart < 0 ? hostAndPort : hostAndPort.slice(0, portStart);
+  const defaultPort = scheme.toLowerCase() === 'https://' ? ':443' : ':80';
+  const prefix = `${scheme}${authority.slice(0, userEnd)}${host}`;
+  return [...new Set([url, `${prefix}${rest}`, `${prefix}${defaultPort}${rest}`])];
+}
+
+/** The `bodySHA256` query parameter of a JSON webhook's URL, if any. */
+function bodyHashParam(url: string): string | null | undefined {
+  try {
+    return new URL(url).searchParams.get(BODY_HASH_PARAM);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Twilio: `X-Twilio-Signature: <base64 HMAC-SHA1>` keyed with the account's auth token over the webhook URL
+ * (query included) followed by the form fields sorted by name (`application/x-www-form-urlencoded`
+ * callbacks); for JSON callbacks the URL carries `bodySHA256`, the hex SHA-256 of the raw body, and the
+ * signature covers the URL alone. The URL is tried with and without its default port, as twilio's
+ * validateRequest does. No timestamp. The delivery id is `I-Twilio-Idempotency-Token`, not signed.
+ */
+export const twilio: SenderScheme<'twilio'> = {
+  name: 'twilio',
+  takesSecret: true,
+  options: {},
+  secretHeaders: [SIGNATURE],
+  secretValuePrefixes: [],
+  deliveryId: { header: DELIVERY, signed: false },
+
+  devSecret: (random) => random.subarray(0, 16).toString('hex'),
+
+  verify({ rawBody, headers, secrets, url }) {
+    const keys = requireSecrets(secrets, 'twilio');
+    const webhookUrl = requireUrl(url, 'twilio');
+    const signature = requireHmac(requireHeader(headers, SIGNATURE, DISPLAY), FORMAT, DISPLAY);
+    const bodyHash = bodyHashParam(webhookUrl);
+    let fields = '';
+    if (typeof bodyHash === 'string') {
+      const expected = decodeHex(bodyHash);
+      const actual = createHash('sha256').update(rawBody).digest();
+      if (expected === undefined || !bytesEqual(expected, actual)) {
+        throw new SignatureError('SIGNATURE_INVALID', 'the bodySHA256 of the URL does not match the body');
+      }
+    } else {
+      fields = signedFields(rawBody);
+    }
+    const matched = urlVariants(webhookUrl).some((candidate) =>
+      anyHmacMatches(keys, [candidate, fields], [signature], FORMAT.algorithm),
+    );
+    if (!matched) throw new SignatureError('SIGNATURE_INVALID', `${DISPLAY} does not match the request`);
+    return { scheme: 'twilio', deliveryId: readHeader(headers, DELIVERY, 'I-Twilio-Idempotency-Token') };
+  },
+
+  sign(input) {
+    const url = signingUrl(input);
+    const json = typeof bodyHashParam(url) === 'string';
+    const fields = json ? '' : signedFields(input.rawBody);
+    return {
+      [SIGNATURE]: formatHmac(signingSecret(input), [url, fields], FORMAT),
+      [DELIVERY]: input.deliveryId ?? (input.newId ?? randomUUID)(),
+      ...(json ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+    };
+  },
+};
