@@ -65,8 +65,8 @@ export async function resolveDeliveryId(
 }
 
 /**
- * The content key of a delivery whose id the signature does not cover (GitHub's X-GitHub-Delivery, Shopify's
- * X-Shopify-Event-Id, or a configured `deliveryId` expression that reads `$headers` or `$query`): the SHA-256
+ * The content key of a delivery whose id the signature does not cover (a scheme whose id header is marked
+ * `signed: false`, or a configured `deliveryId` expression that reads `$headers` or `$query`): the SHA-256
  * of the signed content, the raw body. Whoever holds one signed delivery (a proxy log, a "recent deliveries"
  * page) could send it again under any id it likes; with the content key that is a duplicate too. Undefined
  * where the id is signed, is the body hash already, or nothing is signed at all (`none`).
