@@ -68,8 +68,8 @@ export function openShard(pk: string): string {
   return OPEN_SHARDS[hash % OPEN_SHARDS.length] as string;
 }
 
-/** Query pages one listJobs call reads at most (each up to 1 MB), so a sparse filter cannot run away. */
-const MAX_LIST_PAGES = 25;
+/** Query pages one listJobs call reads at most (each up to 1 MB): every day of a 30-day retention and more. */
+const MAX_LIST_PAGES = 60;
 const DAY_MS = 86_400_000;
 const listPartition = (day: string): string => `jobs#${day}`;
 
