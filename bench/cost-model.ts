@@ -54,8 +54,12 @@ export interface CostLine {
  * stored, UpdateItem stored (1–2 WRU each, job items are 1–2 KB). Items in the `open-jobs` index (open
  * deliveries and jobs, projection ALL) are written again to the index on each of those writes: counted as
  * +1 WRU per write while open (≈6 writes).
+ * The listing indexes (GET /v1/jobs, the console): `jobs-by-time` projects the keys, integration, status and
+ * delivery id, so a job's write reaches it only when it is created and when its status changes (queued,
+ * processing, created, stored: 4 writes of 1 WRU); `by-delivery` (keys only) is written once for the delivery
+ * and once for the job (2 × 1 WRU): +6 in all.
  */
-export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 3 + 1 + 3 + 4 * 1.5 + 6, reads: 2 } as const;
+export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 3 + 1 + 3 + 4 * 1.5 + 6 + 6, reads: 2 } as const;
 
 /** SQS requests per document: SendMessageBatch (ingest), ReceiveMessage and DeleteMessageBatch (Lambda's poller). */
 export const SQS_REQUESTS_PER_DOCUMENT = 3;

@@ -52,6 +52,10 @@ const commands: Record<string, CommandEntry> = {
     usage: 'replay <jobId> [--fresh]',
     load: () => require('./commands/replay') as { run: CommandRun },
   },
+  console: {
+    usage: 'console --stack <name> [--port N]      the web console of a deployed stack, on loopback',
+    load: () => require('./commands/console') as { run: CommandRun },
+  },
   dlq: {
     usage: 'dlq list [--json] [--max N] | dlq redrive [--max N]',
     load: () => require('./commands/dlq') as { run: CommandRun },

@@ -222,12 +222,17 @@ export class DocRelay extends Construct {
     return `${this.apiEndpoint}/v1/hooks/${integrationId}`;
   }
 
-  /** Lets a principal call `GET /v1/jobs/{jobId}` (execute-api:Invoke on that route only). */
+  /**
+   * Lets a principal read jobs: `GET /v1/jobs/{jobId}`, `GET /v1/jobs` and `GET /v1/deliveries/{deliveryId}`
+   * (execute-api:Invoke on those routes only).
+   */
   public grantReadJobs(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({
       grantee,
       actions: ['execute-api:Invoke'],
-      resourceArns: [this.api.arnForExecuteApi('GET', '/v1/jobs/*', '$default')],
+      resourceArns: ['/v1/jobs', '/v1/jobs/*', '/v1/deliveries/*'].map((path) =>
+        this.api.arnForExecuteApi('GET', path, '$default'),
+      ),
     });
   }
 

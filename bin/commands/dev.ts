@@ -25,7 +25,8 @@ export const run: CommandRun = async (ctx) => {
   const example = stack.config.config.integrations[0]?.id ?? 'your-integration';
   say(`docrelay ready at ${stack.url}`);
   say(`  webhooks:  POST ${stack.url}/v1/hooks/{integrationId}   (e.g. ${stack.url}/v1/hooks/${example})`);
-  say(`  jobs:      GET  ${stack.url}/v1/jobs/{jobId}`);
+  say(`  console:   ${stack.url}/`);
+  say(`  jobs:      GET  ${stack.url}/v1/jobs[/{jobId}]   GET ${stack.url}/v1/deliveries/{deliveryId}`);
   say(
     `  service:   ${stack.emulator === undefined ? `${stack.docgenUrl} (DOCGEN_BASE_URL)` : `${stack.docgenUrl} (embedded emulator)`}`,
   );

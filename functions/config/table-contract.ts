@@ -24,6 +24,26 @@ export const JOB_TABLE = {
   openShards: 4,
   /** Range key (N) of the open-jobs index: epoch milliseconds by which the item should have moved on. */
   openSortKey: 'leaseUntil',
+  /**
+   * GSI listing jobs newest first, for `GET /v1/jobs`, `docrelay jobs list` and the console. Jobs are spread
+   * over one partition per UTC day of receipt (`jobs#YYYY-MM-DD`), sorted by `<receivedAt>#<jobId>`; a list
+   * queries the days newest first. It projects the keys and the attributes lists filter on, so a job's write
+   * touches the index only when one of those changes (its creation and each change of status).
+   */
+  jobsByTimeIndex: 'jobs-by-time',
+  /** Hash key (S) of the jobs-by-time index: `jobs#<UTC day of receivedAt>`. */
+  listPartitionKey: 'listPk',
+  /** Range key (S) of the jobs-by-time index: `<receivedAt>#<jobId>` (ISO time: sorts as time). */
+  listSortKey: 'listSk',
+  /** Non-key attributes the jobs-by-time index projects: what a list filters on. */
+  jobsByTimeAttributes: ['integration', 'status', 'deliveryId'],
+  /**
+   * GSI finding a delivery and its jobs by delivery id alone (`GET /v1/deliveries/{id}`): hash key
+   * `deliveryId`, which both items carry. Keys only: written once, when the item is created.
+   */
+  byDeliveryIndex: 'by-delivery',
+  /** Hash key (S) of the by-delivery index. */
+  deliveryIdKey: 'deliveryId',
   /** Epoch seconds after which DynamoDB may delete the item (final jobs, old dedupe keys). */
   ttlAttribute: 'ttl',
 } as const;

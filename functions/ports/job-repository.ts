@@ -2,7 +2,8 @@
  * The port in front of the job table: deliveries (the dedupe keys, each the outbox of its jobs) and jobs.
  * The DynamoDB adapter implements it on AWS and locally; the in-memory adapter in unit tests.
  */
-import type { DeliveryRecord, JobChanges, JobRecord } from '../core/job';
+import { DocrelayError } from '../commons/errors';
+import type { DeliveryRecord, JobChanges, JobRecord, JobStatus } from '../core/job';
 
 /** Result of recording a delivery: new, or one already seen. */
 export type CreateDeliveryResult = { created: true } | { created: false; existing: DeliveryRecord };
@@ -12,6 +13,70 @@ export interface StrandedItems {
   deliveries: DeliveryRecord[];
   jobs: JobRecord[];
 }
+
+/** What `listJobs` looks for: every field narrows the list. */
+export interface JobListQuery {
+  readonly integration?: string;
+  readonly status?: JobStatus;
+  /** ISO 8601 time: only jobs received at or after it. */
+  readonly since?: string;
+  /** Only the jobs of this delivery id (of any integration). */
+  readonly deliveryId?: string;
+  /** Jobs per page. @default 50, at most 100 */
+  readonly limit?: number;
+  /** Where the previous page stopped (its `cursor`); opaque. */
+  readonly cursor?: string;
+}
+
+/** One page of jobs, newest first; `cursor` is set when there may be more. */
+export interface JobListPage {
+  jobs: JobRecord[];
+  cursor?: string;
+}
+
+/** Jobs per page of `listJobs`: the default, and the most a caller may ask for. */
+export const JOB_LIST_LIMITS = { default: 50, max: 100 } as const;
+
+/** A list cursor the repository did not hand out (or from another query): the caller's mistake. */
+export class InvalidCursorError extends DocrelayError {
+  constructor() {
+    super('INVALID_CURSOR', 'the cursor is not one this list handed out');
+  }
+}
+
+/** Opaque cursors: base64url JSON, read back through `parse` (which validates it), else InvalidCursorError. */
+export const listCursor = {
+  encode: (value: unknown): string => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url'),
+  decode<T>(cursor: string, parse: (value: unknown) => T | undefined): T {
+    let value: unknown;
+    try {
+      value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    } catch {
+      throw new InvalidCursorError();
+    }
+    const parsed = parse(value);
+    if (parsed === undefined) throw new InvalidCursorError();
+    return parsed;
+  },
+};
+
+/** The page size a list query asks for, within JOB_LIST_LIMITS. */
+export const listLimit = (query: Pick<JobListQuery, 'limit'>): number =>
+  Math.max(1, Math.min(JOB_LIST_LIMITS.max, Math.floor(query.limit ?? JOB_LIST_LIMITS.default)));
+
+/** True when the job matches the query's filters (integration, status, since, delivery id). */
+export function matchesListQuery(job: JobRecord, query: JobListQuery): boolean {
+  return (
+    (query.integration === undefined || job.integration === query.integration) &&
+    (query.status === undefined || job.status === query.status) &&
+    (query.since === undefined || job.receivedAt >= query.since) &&
+    (query.deliveryId === undefined || job.deliveryId === query.deliveryId)
+  );
+}
+
+/** The key jobs are listed by: newest first means this key descending. */
+export const listSortKey = (job: Pick<JobRecord, 'receivedAt' | 'jobId'>): string =>
+  `${job.receivedAt}#${job.jobId}`;
 
 /** Reads and writes deliveries and jobs. Every job update is conditional on the version it read. */
 export interface JobRepository {
@@ -48,4 +113,11 @@ export interface JobRepository {
   listStranded(before: number, limit?: number): Promise<StrandedItems>;
   /** Failed jobs, at most `limit` (the local stack parks them in its in-memory dead-letter queue again). */
   listFailed(limit?: number): Promise<JobRecord[]>;
+  /**
+   * Jobs newest first (by receipt), narrowed by the query, a page at a time. Throws InvalidCursorError for a
+   * cursor it did not hand out.
+   */
+  listJobs(query: JobListQuery): Promise<JobListPage>;
+  /** Every delivery with this id (one per integration that received it), newest first. */
+  findDeliveries(deliveryId: string): Promise<DeliveryRecord[]>;
 }

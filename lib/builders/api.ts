@@ -1,6 +1,7 @@
 /**
  * The HTTP API: the webhook route (any method reaches the ingest, which answers anything but POST with a 405
- * problem, as the local API does) and the IAM-authorized jobs route, on a throttled, access-logged stage.
+ * problem, as the local API does) and the IAM-authorized read routes (a job, the
+ * list of jobs, a delivery), on a throttled, access-logged stage.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -47,6 +48,10 @@ export interface DocRelayHttpApi {
   readonly accessLogGroup: LogGroup;
   readonly webhookRoute: HttpRoute;
   readonly jobsRoute: HttpRoute;
+  /** `GET /v1/jobs` (IAM-authorized): jobs newest first. */
+  readonly jobListRoute: HttpRoute;
+  /** `GET /v1/deliveries/{deliveryId}` (IAM-authorized): a delivery and its jobs. */
+  readonly deliveryRoute: HttpRoute;
   /** The custom domain, when one was given. */
   readonly domainName?: DomainName;
   /** The base URL senders use: the custom domain's, else the execute-api address. */
@@ -120,12 +125,20 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
     methods: [HttpMethod.ANY],
     integration: new HttpLambdaIntegration('IngestIntegration', options.ingestFunction),
   }) as [HttpRoute];
-  const [jobsRoute] = api.addRoutes({
-    path: '/v1/jobs/{jobId}',
-    methods: [HttpMethod.GET],
-    integration: new HttpLambdaIntegration('JobsIntegration', options.jobsApiFunction),
-    authorizer: new HttpIamAuthorizer(),
-  }) as [HttpRoute];
+  // One integration and IAM on every read route: a job, the list of jobs, a delivery with its jobs.
+  const jobsIntegration = new HttpLambdaIntegration('JobsIntegration', options.jobsApiFunction);
+  const readRoute = (path: string): HttpRoute =>
+    (
+      api.addRoutes({
+        path,
+        methods: [HttpMethod.GET],
+        integration: jobsIntegration,
+        authorizer: new HttpIamAuthorizer(),
+      }) as [HttpRoute]
+    )[0];
+  const jobsRoute = readRoute('/v1/jobs/{jobId}');
+  const jobListRoute = readRoute('/v1/jobs');
+  const deliveryRoute = readRoute('/v1/deliveries/{deliveryId}');
   acknowledge(
     webhookRoute,
     'AwsSolutions-APIG4',
@@ -138,6 +151,8 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
     accessLogGroup,
     webhookRoute,
     jobsRoute,
+    jobListRoute,
+    deliveryRoute,
     endpoint,
     ...(domainName === undefined ? {} : { domainName }),
   };

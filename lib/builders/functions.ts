@@ -238,9 +238,23 @@ export function buildWorkerFunction(
 
 /** `GET /v1/jobs/{jobId}`: reads a job; presigned GETs carry the function's own permission to read objects. */
 export function buildJobsApiFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
-  const fn = newFunction(wiring, 'JobsApi', 'jobs-api', size, 'docrelay: GET /v1/jobs/{jobId}');
+  const fn = newFunction(
+    wiring,
+    'JobsApi',
+    'jobs-api',
+    size,
+    'docrelay: GET /v1/jobs, /v1/jobs/{jobId}, /v1/deliveries/{deliveryId}',
+  );
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem'], [wiring.table.tableArn]);
+  // Lists: the jobs-by-time and by-delivery indexes (queries only, never a scan of the table).
+  allow(
+    fn,
+    ['dynamodb:Query'],
+    [JOB_TABLE.jobsByTimeIndex, JOB_TABLE.byDeliveryIndex].map(
+      (index) => `${wiring.table.tableArn}/index/${index}`,
+    ),
+  );
   allow(fn, ['s3:GetObject'], [objects]);
   allowKeys(fn, wiring.keys, 'read');
   return fn;

@@ -20,7 +20,8 @@ export interface JobTableOptions {
   readonly deletionProtection: boolean;
 }
 
-/** On demand, point-in-time recoverable, expiring items by TTL, with the reconciler's open-jobs index. */
+/** On demand, point-in-time recoverable, expiring items by TTL, with the reconciler's open-jobs index and
+ * the listing indexes (jobs by time, items by delivery id). */
 export function buildJobTable(scope: Construct, options: JobTableOptions): Table {
   const key = options.encryptionKey;
   const table = new Table(scope, 'Jobs', {
@@ -40,6 +41,21 @@ export function buildJobTable(scope: Construct, options: JobTableOptions): Table
     // Keys only: the reconciler reads each item it acts on from the table, so sealed payloads (up to 350 KB)
     // are not copied into the index on every write.
     projectionType: ProjectionType[JOB_TABLE.openJobsProjection],
+  });
+  // Listing jobs newest first without a scan. Only the attributes a list filters on are projected, so a job's
+  // write reaches the index only when it is created and when its status changes (bench/cost-model.ts).
+  table.addGlobalSecondaryIndex({
+    indexName: JOB_TABLE.jobsByTimeIndex,
+    partitionKey: { name: JOB_TABLE.listPartitionKey, type: AttributeType.STRING },
+    sortKey: { name: JOB_TABLE.listSortKey, type: AttributeType.STRING },
+    projectionType: ProjectionType.INCLUDE,
+    nonKeyAttributes: [...JOB_TABLE.jobsByTimeAttributes],
+  });
+  // A delivery and its jobs by delivery id alone; keys only, written once per item.
+  table.addGlobalSecondaryIndex({
+    indexName: JOB_TABLE.byDeliveryIndex,
+    partitionKey: { name: JOB_TABLE.deliveryIdKey, type: AttributeType.STRING },
+    projectionType: ProjectionType.KEYS_ONLY,
   });
   return table;
 }

@@ -7,6 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ZodError } from 'zod';
+import {
+  errorResponse,
+  type HttpResponse,
+  ProblemError,
+  problemResponse,
+} from '../../functions/http/problem';
 import { localContext } from './lambda-context';
 
 /** A handler as the API calls it. */
@@ -15,11 +22,27 @@ export type ApiHandler = (
   context: Context,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
-/** The handlers behind the local API. */
+/** A local-only route set (the console): answers a request, or undefined when the path is not its own. */
+export type LocalRoutes = (request: LocalRequest) => Promise<HttpResponse | undefined>;
+
+/** A request as the local routes see it (after the Host, Origin and content-type checks). */
+export interface LocalRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly body: Buffer;
+}
+
+/**
+ * The handlers behind the local API; each is optional (the `docrelay console` server has no webhooks).
+ * `jobs` serves `GET /v1/jobs`, `/v1/jobs/{jobId}` and `/v1/deliveries/{deliveryId}`.
+ */
 export interface ApiRoutes {
-  readonly ingest: ApiHandler;
-  readonly jobs: ApiHandler;
-  readonly putEvent: (integrationId: string, event: unknown) => Promise<unknown>;
+  readonly ingest?: ApiHandler;
+  readonly jobs?: ApiHandler;
+  readonly putEvent?: (integrationId: string, event: unknown) => Promise<unknown>;
+  /** The web console (its pages at `/` and `/console/*`, its actions at `/_console/*`). */
+  readonly console?: LocalRoutes;
 }
 
 /** API Gateway's own payload limit: larger requests never reach a Lambda. */
@@ -136,16 +159,43 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-const problem = (
-  status: number,
-  slug: string,
-  title: string,
-  detail: string,
-): APIGatewayProxyStructuredResultV2 => ({
-  statusCode: status,
-  headers: { 'content-type': 'application/problem+json' },
-  body: JSON.stringify({ type: `urn:docrelay:problem:${slug}`, title, status, detail }),
-});
+const problem = (status: number, slug: string, title: string, detail: string): HttpResponse =>
+  problemResponse(status, slug, title, detail);
+
+/** Local-only paths: what a web page must not reach (the console's actions, the events route). */
+const isLocalOnly = (path: string): boolean => path.startsWith('/_local/') || path.startsWith('/_console/');
+
+/**
+ * Refuses what a web page in the developer's browser could send (issue 14 item 5): a Host that is not the
+ * stack's own loopback address (DNS rebinding), a foreign Origin (a cross-site request), and, on local-only
+ * routes, a POST that is not JSON (a CORS "simple" request needs no preflight; JSON does, and gets none).
+ */
+export function refuseForeign(
+  request: { method: string; path: string; headers: IncomingMessage['headers'] },
+  own: { host: string; port: number },
+): HttpResponse | undefined {
+  const hosts = new Set([`${own.host}:${own.port}`, `localhost:${own.port}`]);
+  const host = (request.headers.host ?? '').toLowerCase();
+  if (!hosts.has(host)) {
+    return problem(
+      421,
+      'misdirected-request',
+      'Misdirected request',
+      'This server answers only to its own loopback address.',
+    );
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && ![...hosts].some((allowed) => origin.toLowerCase() === `http://${allowed}`)) {
+    return problem(403, 'foreign-origin', 'Foreign origin', 'Requests from other origins are refused.');
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD' && isLocalOnly(request.path)) {
+    const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') {
+      return problem(415, 'unsupported-media-type', 'Unsupported media type', 'Send application/json.');
+    }
+  }
+  return undefined;
+}
 
 function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   const body =
@@ -163,9 +213,11 @@ export async function startApiServer(
   routes: ApiRoutes,
   options: { port: number; host?: string; onRequest?: (line: string) => void },
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+  const host = options.host ?? '127.0.0.1';
+  let port = 0;
   const server = createServer((request, response) => {
     const started = Date.now();
-    void handle(routes, request)
+    void handle(routes, request, { host, port })
       .catch(() => problem(500, 'internal-error', 'Internal error', 'docrelay failed to handle the request.'))
       .then((result) => {
         send(response, result);
@@ -175,7 +227,6 @@ export async function startApiServer(
       });
   });
   server.keepAliveTimeout = 5000;
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
@@ -188,7 +239,7 @@ export async function startApiServer(
     );
     server.listen(options.port, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   return {
     server,
     url: `http://${host}:${port}`,
@@ -203,9 +254,16 @@ export async function startApiServer(
 async function handle(
   routes: ApiRoutes,
   request: IncomingMessage,
-): Promise<APIGatewayProxyStructuredResultV2> {
+  own: { host: string; port: number },
+): Promise<HttpResponse | APIGatewayProxyStructuredResultV2> {
   const method = (request.method ?? 'GET').toUpperCase();
-  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const path = url.pathname;
+  const refused = refuseForeign({ method, path, headers: request.headers }, own);
+  if (refused !== undefined) {
+    request.resume();
+    return refused;
+  }
   const body = await readBody(request);
   if (body === undefined) {
     return problem(
@@ -224,8 +282,12 @@ async function handle(
   if (path === '/healthz') {
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
   }
+  if (routes.console !== undefined) {
+    const answer = await routes.console({ method, path, query: url.searchParams, body });
+    if (answer !== undefined) return answer;
+  }
   const hook = /^\/v1\/hooks\/([^/]+)$/.exec(path);
-  if (hook !== null) {
+  if (hook !== null && routes.ingest !== undefined) {
     const integrationId = safeDecode(hook[1] as string);
     if (integrationId === undefined)
       return problem(
@@ -240,16 +302,16 @@ async function handle(
     });
     return routes.ingest(event, localContext('ingest', 10_000));
   }
-  const job = /^\/v1\/jobs\/([^/]+)$/.exec(path);
-  if (job !== null) {
+  const read = readRoute(path);
+  if (read !== undefined && routes.jobs !== undefined) {
     const event = toApiGatewayEvent(base, body, {
-      routeKey: `${method} /v1/jobs/{jobId}`,
-      pathParameters: { jobId: safeDecode(job[1] as string) ?? '' },
+      routeKey: `${method} ${read.routeKey}`,
+      ...(read.pathParameters === undefined ? {} : { pathParameters: read.pathParameters }),
     });
     return routes.jobs(event, localContext('jobs-api', 10_000));
   }
   const events = /^\/_local\/events\/([^/]+)$/.exec(path);
-  if (events !== null && method === 'POST') {
+  if (events !== null && method === 'POST' && routes.putEvent !== undefined) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString('utf8'));
@@ -264,14 +326,44 @@ async function handle(
         body: JSON.stringify(result),
       };
     } catch (error) {
-      const status =
-        typeof (error as { status?: unknown }).status === 'number'
-          ? (error as { status: number }).status
-          : 400;
-      const detail =
-        error instanceof Error ? (error.message.split('\n')[0] ?? 'invalid event') : 'invalid event';
-      return problem(status, 'invalid-event', 'Event not accepted', detail);
+      return errorResponse(eventProblem(error));
     }
   }
   return problem(404, 'not-found', 'Not found', 'No such route.');
+}
+
+/** The read routes of the jobs API, as API Gateway matches them. */
+function readRoute(path: string): { routeKey: string; pathParameters?: Record<string, string> } | undefined {
+  if (path === '/v1/jobs') return { routeKey: '/v1/jobs' };
+  const job = /^\/v1\/jobs\/([^/]+)$/.exec(path);
+  if (job !== null) {
+    return { routeKey: '/v1/jobs/{jobId}', pathParameters: { jobId: safeDecode(job[1] as string) ?? '' } };
+  }
+  const delivery = /^\/v1\/deliveries\/([^/]+)$/.exec(path);
+  if (delivery !== null) {
+    return {
+      routeKey: '/v1/deliveries/{deliveryId}',
+      pathParameters: { deliveryId: safeDecode(delivery[1] as string) ?? '' },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * What the local events route answers for an error, through the one mapping of functions/http/problem.ts: an
+ * event that does not fit EventBridge's shape is named by its first wrong field (zod's own message is a JSON
+ * dump), an unknown integration is a 404; refusals pass as they are, anything else is a generic 500.
+ */
+function eventProblem(error: unknown): unknown {
+  if (error instanceof ZodError) {
+    const issue = error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? 'the event' : issue.path.join('.');
+    return new ProblemError(
+      400,
+      'invalid-event',
+      'Event not accepted',
+      `${where}: ${issue?.message ?? 'invalid'}.`,
+    );
+  }
+  return error;
 }

@@ -13,10 +13,15 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  type AttributeValue,
   CreateTableCommand,
+  type CreateTableCommandInput,
+  DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  PutItemCommand,
   ResourceNotFoundException,
+  ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -198,34 +203,82 @@ function completePutsOnly(server: S3rver): void {
   };
 }
 
-/** Creates the jobs table with its open-jobs index, unless a previous run did. */
+/** The table's definition, as lib/builders/table.ts makes it on AWS (the shared table contract). */
+const TABLE_DEFINITION = {
+  TableName: TABLE,
+  BillingMode: 'PAY_PER_REQUEST',
+  AttributeDefinitions: [
+    { AttributeName: JOB_TABLE.partitionKey, AttributeType: 'S' },
+    { AttributeName: JOB_TABLE.openPartitionKey, AttributeType: 'S' },
+    { AttributeName: JOB_TABLE.openSortKey, AttributeType: 'N' },
+    { AttributeName: JOB_TABLE.listPartitionKey, AttributeType: 'S' },
+    { AttributeName: JOB_TABLE.listSortKey, AttributeType: 'S' },
+    { AttributeName: JOB_TABLE.deliveryIdKey, AttributeType: 'S' },
+  ],
+  KeySchema: [{ AttributeName: JOB_TABLE.partitionKey, KeyType: 'HASH' }],
+  GlobalSecondaryIndexes: [
+    {
+      IndexName: JOB_TABLE.openJobsIndex,
+      KeySchema: [
+        { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
+        { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: JOB_TABLE.openJobsProjection },
+    },
+    {
+      IndexName: JOB_TABLE.jobsByTimeIndex,
+      KeySchema: [
+        { AttributeName: JOB_TABLE.listPartitionKey, KeyType: 'HASH' },
+        { AttributeName: JOB_TABLE.listSortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...JOB_TABLE.jobsByTimeAttributes] },
+    },
+    {
+      IndexName: JOB_TABLE.byDeliveryIndex,
+      KeySchema: [{ AttributeName: JOB_TABLE.deliveryIdKey, KeyType: 'HASH' }],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
+    },
+  ],
+} satisfies CreateTableCommandInput;
+
+/**
+ * Creates the jobs table with its indexes, unless a previous run did. A table from an older version lacking
+ * an index is rebuilt with its items (dynalite cannot add an index to a table; the local data is small), and
+ * jobs get the listing keys the adapter now writes, so they show up in lists.
+ */
 async function ensureTable(ddb: DynamoDBClient): Promise<void> {
+  let existing: string[] | undefined;
   try {
-    await ddb.send(new DescribeTableCommand({ TableName: TABLE }));
-    return;
+    const described = await ddb.send(new DescribeTableCommand({ TableName: TABLE }));
+    existing = (described.Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName ?? '');
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
-  await ddb.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: JOB_TABLE.partitionKey, AttributeType: 'S' },
-        { AttributeName: JOB_TABLE.openPartitionKey, AttributeType: 'S' },
-        { AttributeName: JOB_TABLE.openSortKey, AttributeType: 'N' },
-      ],
-      KeySchema: [{ AttributeName: JOB_TABLE.partitionKey, KeyType: 'HASH' }],
-      GlobalSecondaryIndexes: [
-        {
-          IndexName: JOB_TABLE.openJobsIndex,
-          KeySchema: [
-            { AttributeName: JOB_TABLE.openPartitionKey, KeyType: 'HASH' },
-            { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: JOB_TABLE.openJobsProjection },
-        },
-      ],
-    }),
-  );
+  const wanted = TABLE_DEFINITION.GlobalSecondaryIndexes.map((index) => index.IndexName);
+  if (existing !== undefined && wanted.every((name) => existing.includes(name))) return;
+  const items: Array<Record<string, AttributeValue>> = [];
+  if (existing !== undefined) {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await ddb.send(
+        new ScanCommand({
+          TableName: TABLE,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    await ddb.send(new DeleteTableCommand({ TableName: TABLE }));
+  }
+  await ddb.send(new CreateTableCommand(TABLE_DEFINITION));
+  for (const item of items) {
+    const receivedAt = item.receivedAt?.S;
+    const jobId = item.jobId?.S;
+    if (item.kind?.S === 'job' && receivedAt !== undefined && jobId !== undefined) {
+      item[JOB_TABLE.listPartitionKey] = { S: `jobs#${receivedAt.slice(0, 10)}` };
+      item[JOB_TABLE.listSortKey] = { S: `${receivedAt}#${jobId}` };
+    }
+    await ddb.send(new PutItemCommand({ TableName: TABLE, Item: item }));
+  }
 }

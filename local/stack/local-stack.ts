@@ -2,7 +2,8 @@
  * The local stack: docrelay whole on one machine. The same handlers as on AWS, built by the same dependency
  * builders (functions/wiring/), with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
  * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
- * poller in place of Lambda's SQS event source, and the reconciler on an interval.
+ * poller in place of Lambda's SQS event source, and the reconciler on an interval. The web console is served
+ * at the API's root (local/console/).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -24,10 +25,13 @@ import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler'
 import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
 import { makeWorkerHandler } from '../../functions/handlers/worker/make-handler';
 import type { EventPublisher } from '../../functions/ports/event-publisher';
+import { buildDocumentService } from '../../functions/wiring/document-service';
 import { buildIngestDeps } from '../../functions/wiring/ingest';
 import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
 import { buildReconcilerDeps } from '../../functions/wiring/reconciler';
 import { buildWorkerDeps } from '../../functions/wiring/worker';
+import { consoleRoutes } from '../console/console-routes';
+import { sqsDeadLetters } from '../console/dead-letters';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
@@ -214,6 +218,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
         putEvent: (integrationId, event) =>
           eventIngest({ integrationId, event }, localContext('event-ingest', 30_000)),
+        console: consoleRoutes({
+          jobs,
+          queue,
+          deadLetters: sqsDeadLetters(clients.sqs, aws.dlqUrl),
+          config,
+          templates: buildDocumentService(config, secrets, { baseUrl: docgenUrl }).templates,
+          sealingSecret: () => secrets.get(LOCAL_SEALING_SECRET),
+          stackLabel: 'local',
+        }),
       },
       { port: settings.port, onRequest: line },
     );

@@ -45,8 +45,14 @@ describe('DocRelay with its defaults', () => {
       });
     });
 
-    test('only those two routes exist (no catch-all route)', () => {
-      template.resourceCountIs('AWS::ApiGatewayV2::Route', 2);
+    test('only the webhook route and the three read routes exist (no catch-all route)', () => {
+      template.resourceCountIs('AWS::ApiGatewayV2::Route', 4);
+      for (const route of ['GET /v1/jobs/{jobId}', 'GET /v1/jobs', 'GET /v1/deliveries/{deliveryId}']) {
+        template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+          RouteKey: route,
+          AuthorizationType: 'AWS_IAM',
+        });
+      }
     });
 
     test('the $default stage is throttled with the default limits and writes JSON access logs', () => {
@@ -194,6 +200,22 @@ describe('DocRelay with its defaults', () => {
                 { AttributeName: JOB_TABLE.openSortKey, KeyType: 'RANGE' },
               ],
               Projection: { ProjectionType: JOB_TABLE.openJobsProjection },
+            },
+            {
+              IndexName: JOB_TABLE.jobsByTimeIndex,
+              KeySchema: [
+                { AttributeName: JOB_TABLE.listPartitionKey, KeyType: 'HASH' },
+                { AttributeName: JOB_TABLE.listSortKey, KeyType: 'RANGE' },
+              ],
+              Projection: {
+                ProjectionType: 'INCLUDE',
+                NonKeyAttributes: [...JOB_TABLE.jobsByTimeAttributes],
+              },
+            },
+            {
+              IndexName: JOB_TABLE.byDeliveryIndex,
+              KeySchema: [{ AttributeName: JOB_TABLE.deliveryIdKey, KeyType: 'HASH' }],
+              Projection: { ProjectionType: 'KEYS_ONLY' },
             },
           ],
           AttributeDefinitions: Match.arrayWith([
@@ -406,7 +428,7 @@ describe('DocRelay with its defaults', () => {
         'sqs:ReceiveMessage',
         'sqs:SendMessage',
       ],
-      'jobs-api': ['dynamodb:GetItem', 's3:GetObject'],
+      'jobs-api': ['dynamodb:GetItem', 'dynamodb:Query', 's3:GetObject'],
       reconciler: ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage'],
       'event-ingest': [
         'dynamodb:GetItem',

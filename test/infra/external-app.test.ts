@@ -107,7 +107,7 @@ describe('DocRelay in another CDK app', () => {
     }
   });
 
-  test('grantReadJobs lets a principal invoke GET /v1/jobs/* and nothing else', () => {
+  test('grantReadJobs lets a principal invoke the read routes (jobs, the list, deliveries) and nothing else', () => {
     expect(roleActions(template, id(stack.reader))).toEqual(['execute-api:Invoke']);
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: id(stack.reader) }],
@@ -116,9 +116,9 @@ describe('DocRelay in another CDK app', () => {
           {
             Action: 'execute-api:Invoke',
             Effect: 'Allow',
-            Resource: {
-              'Fn::Join': ['', Match.arrayWith([{ Ref: id(stack.relay.api) }, '/$default/GET/v1/jobs/*'])],
-            },
+            Resource: ['/v1/deliveries/*', '/v1/jobs', '/v1/jobs/*'].map((path) => ({
+              'Fn::Join': ['', Match.arrayWith([{ Ref: id(stack.relay.api) }, `/$default/GET${path}`])],
+            })),
           },
         ],
       },

@@ -9,6 +9,10 @@
  * Open items carry `openPk = "open#<shard>"` (a hash of `pk` picks one of JOB_TABLE.openShards) and
  * `leaseUntil` (epoch ms by which they should have moved on); the sparse index, which projects keys only,
  * lists them for the reconciler, one shard after another. Final jobs drop both and expire through the TTL.
+ *
+ * Jobs also carry `listPk = "jobs#<UTC day received>"` and `listSk = "<receivedAt>#<jobId>"`: the jobs-by-time
+ * index lists them newest first, a day at a time (never a scan). The by-delivery index, keyed on the
+ * `deliveryId` both items carry, finds a delivery and its jobs by delivery id alone.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -24,7 +28,17 @@ import {
 import { JOB_TABLE } from '../../config/table-contract';
 import { JobConflictError } from '../../core/errors';
 import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
-import type { CreateDeliveryResult, JobRepository, StrandedItems } from '../../ports/job-repository';
+import {
+  type CreateDeliveryResult,
+  type JobListPage,
+  type JobListQuery,
+  type JobRepository,
+  listCursor,
+  listLimit,
+  listSortKey,
+  matchesListQuery,
+  type StrandedItems,
+} from '../../ports/job-repository';
 import { JobStoreError } from './errors';
 
 /** Name of the sparse index of open deliveries and jobs, sorted by lease expiry. */
@@ -53,6 +67,40 @@ export function openShard(pk: string): string {
   }
   return OPEN_SHARDS[hash % OPEN_SHARDS.length] as string;
 }
+
+/** Query pages one listJobs call reads at most (each up to 1 MB): every day of a 30-day retention and more. */
+const MAX_LIST_PAGES = 60;
+const DAY_MS = 86_400_000;
+const listPartition = (day: string): string => `jobs#${day}`;
+
+interface ListCursor {
+  /** The UTC day (YYYY-MM-DD) the list goes on from. */
+  d: string;
+  /** The index key to start after within that day (absent: from the day's newest). */
+  k?: { pk: string; listPk: string; listSk: string };
+}
+
+function parseListCursor(value: unknown): ListCursor | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { d, k } = value as { d?: unknown; k?: unknown };
+  if (typeof d !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(d)) return undefined;
+  if (k === undefined) return { d };
+  if (typeof k !== 'object' || k === null) return undefined;
+  const { pk, listPk, listSk } = k as Record<string, unknown>;
+  if (typeof pk !== 'string' || typeof listPk !== 'string' || typeof listSk !== 'string') return undefined;
+  if (listPk !== listPartition(d) || !pk.startsWith('job#')) return undefined;
+  return { d, k: { pk, listPk, listSk } };
+}
+
+const previousDay = (day: string): string =>
+  new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
+
+/** The jobs-by-time index key of an item (what ExclusiveStartKey takes). */
+const indexKey = (item: Record<string, unknown>): Required<ListCursor>['k'] => ({
+  pk: String(item.pk),
+  listPk: String(item.listPk),
+  listSk: String(item.listSk),
+});
 
 const jobKey = (jobId: string): string => `job#${jobId}`;
 const deliveryKey = (integration: string, deliveryId: string): string =>
@@ -304,6 +352,160 @@ export class DynamoJobRepository implements JobRepository {
     return failed;
   }
 
+  /**
+   * Jobs newest first: by delivery id through the by-delivery index, else through the jobs-by-time index,
+   * one day's partition after another from today (or the cursor's day) back to `since` or the retention
+   * period, filtering on the projected integration and status. Bounded by MAX_LIST_PAGES queries: a page
+   * may then hold fewer jobs than asked, with a cursor to go on. Each job is read whole from the table.
+   */
+  async listJobs(query: JobListQuery): Promise<JobListPage> {
+    if (query.deliveryId !== undefined) return this.listDeliveryJobs(query);
+    const limit = listLimit(query);
+    const cursor = query.cursor === undefined ? undefined : listCursor.decode(query.cursor, parseListCursor);
+    const today = new Date(this.now()).toISOString().slice(0, 10);
+    const oldest = new Date(this.now() - this.retentionSeconds * 1000).toISOString().slice(0, 10);
+    const sinceDay = query.since?.slice(0, 10);
+    const stopDay = sinceDay !== undefined && sinceDay > oldest ? sinceDay : oldest;
+    const filters: string[] = [];
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    if (query.integration !== undefined) {
+      filters.push('#integration = :integration');
+      names['#integration'] = 'integration';
+      values[':integration'] = query.integration;
+    }
+    if (query.status !== undefined) {
+      filters.push('#status = :status');
+      names['#status'] = 'status';
+      values[':status'] = query.status;
+    }
+    const keys: string[] = [];
+    let day = cursor?.d ?? today;
+    let startKey: Record<string, unknown> | undefined = cursor?.k;
+    let pages = 0;
+    let next: ListCursor | undefined;
+    while (day >= stopDay) {
+      if (pages >= MAX_LIST_PAGES) {
+        next = { d: day, ...(startKey === undefined ? {} : { k: indexKey(startKey) }) };
+        break;
+      }
+      pages += 1;
+      let result: QueryCommandOutput;
+      try {
+        result = await this.ddb.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: JOB_TABLE.jobsByTimeIndex,
+            KeyConditionExpression:
+              query.since === undefined ? 'listPk = :day' : 'listPk = :day AND listSk >= :since',
+            ...(filters.length === 0
+              ? {}
+              : { FilterExpression: filters.join(' AND '), ExpressionAttributeNames: names }),
+            ExpressionAttributeValues: {
+              ...values,
+              ':day': listPartition(day),
+              ...(query.since === undefined ? {} : { ':since': query.since }),
+            },
+            ScanIndexForward: false,
+            Limit: limit - keys.length + 1,
+            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+          }),
+        );
+      } catch (error) {
+        throw new JobStoreError('list jobs', error);
+      }
+      const items = result.Items ?? [];
+      // One more than there is room for tells whether the day goes on; the cursor starts after the last kept.
+      const room = limit - keys.length;
+      for (const item of items.slice(0, room)) keys.push(String(item.pk));
+      if (items.length > room) {
+        next = { d: day, k: indexKey(items[room - 1] as Record<string, unknown>) };
+        break;
+      }
+      startKey = result.LastEvaluatedKey;
+      if (startKey === undefined) day = previousDay(day);
+      if (keys.length >= limit) {
+        if (startKey !== undefined) next = { d: day, k: indexKey(startKey) };
+        else if (day >= stopDay) next = { d: day };
+        break;
+      }
+    }
+    const jobs = await this.readJobs(keys);
+    return {
+      jobs: jobs.filter((job) => matchesListQuery(job, { ...query, deliveryId: undefined })),
+      ...(next === undefined ? {} : { cursor: listCursor.encode(next) }),
+    };
+  }
+
+  /** Every delivery with this id (one per integration that received it), newest first. */
+  async findDeliveries(deliveryId: string): Promise<DeliveryRecord[]> {
+    const keys = await this.keysOfDelivery(deliveryId);
+    const deliveries: DeliveryRecord[] = [];
+    for (const pk of keys.filter((key) => key.startsWith('delivery#'))) {
+      const item = await this.get(pk, 'read a delivery');
+      if (item !== undefined) deliveries.push(toDelivery(item));
+    }
+    return deliveries.sort((a, b) => (a.receivedAt < b.receivedAt ? 1 : -1));
+  }
+
+  /** The jobs of one delivery id (a handful), filtered and paged in memory by the same sort key. */
+  private async listDeliveryJobs(query: JobListQuery): Promise<JobListPage> {
+    const limit = listLimit(query);
+    const after =
+      query.cursor === undefined
+        ? undefined
+        : listCursor.decode(query.cursor, (value) =>
+            typeof value === 'object' && value !== null && typeof (value as { s?: unknown }).s === 'string'
+              ? (value as { s: string }).s
+              : undefined,
+          );
+    const keys = await this.keysOfDelivery(query.deliveryId as string);
+    const matching = (await this.readJobs(keys.filter((key) => key.startsWith('job#'))))
+      .filter((job) => matchesListQuery(job, query) && (after === undefined || listSortKey(job) < after))
+      .sort((a, b) => (listSortKey(a) < listSortKey(b) ? 1 : -1));
+    const page = matching.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      jobs: page,
+      ...(matching.length > limit && last !== undefined
+        ? { cursor: listCursor.encode({ s: listSortKey(last) }) }
+        : {}),
+    };
+  }
+
+  /** Keys of the items (deliveries and jobs) carrying this delivery id, through the by-delivery index. */
+  private async keysOfDelivery(deliveryId: string): Promise<string[]> {
+    const keys: string[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
+      let result: QueryCommandOutput;
+      try {
+        result = await this.ddb.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: JOB_TABLE.byDeliveryIndex,
+            KeyConditionExpression: '#deliveryId = :id',
+            ExpressionAttributeNames: { '#deliveryId': JOB_TABLE.deliveryIdKey },
+            ExpressionAttributeValues: { ':id': deliveryId },
+            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+          }),
+        );
+      } catch (error) {
+        throw new JobStoreError('find a delivery', error);
+      }
+      for (const item of result.Items ?? []) keys.push(String(item.pk));
+      startKey = result.LastEvaluatedKey;
+      if (startKey === undefined) break;
+    }
+    return keys;
+  }
+
+  /** Reads jobs whole, in the order of their keys; one deleted meanwhile is left out. */
+  private async readJobs(keys: readonly string[]): Promise<JobRecord[]> {
+    const items = await Promise.all(keys.map((pk) => this.get(pk, 'read a listed job')));
+    return items.flatMap((item) => (item === undefined ? [] : [toJob(item)]));
+  }
+
   private async get(pk: string, operation: string): Promise<Record<string, unknown> | undefined> {
     try {
       const result = await this.ddb.send(
@@ -338,6 +540,8 @@ export class DynamoJobRepository implements JobRepository {
       openPk: open ? openShard(pk) : undefined,
       leaseUntil: open ? (job.leaseUntil ?? this.now()) : undefined,
       ttl: open ? undefined : this.ttl(),
+      listPk: listPartition(job.receivedAt.slice(0, 10)),
+      listSk: listSortKey(job),
     };
   }
 
@@ -347,7 +551,7 @@ export class DynamoJobRepository implements JobRepository {
 }
 
 function toJob(item: Record<string, unknown>): JobRecord {
-  const { pk: _pk, kind: _kind, openPk: _open, ttl: _ttl, ...job } = item;
+  const { pk: _pk, kind: _kind, openPk: _open, ttl: _ttl, listPk: _listPk, listSk: _listSk, ...job } = item;
   return job as unknown as JobRecord;
 }
 

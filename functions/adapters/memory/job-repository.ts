@@ -4,7 +4,17 @@
  */
 import { JobConflictError } from '../../core/errors';
 import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
-import type { CreateDeliveryResult, JobRepository, StrandedItems } from '../../ports/job-repository';
+import {
+  type CreateDeliveryResult,
+  type JobListPage,
+  type JobListQuery,
+  type JobRepository,
+  listCursor,
+  listLimit,
+  listSortKey,
+  matchesListQuery,
+  type StrandedItems,
+} from '../../ports/job-repository';
 
 /** The repository's operations, for fault injection. */
 export type RepositoryOperation = keyof JobRepository;
@@ -139,6 +149,39 @@ export class InMemoryJobRepository implements JobRepository {
     return [...this.jobs.values()]
       .filter((job) => job.status === 'failed')
       .slice(0, limit)
+      .map(clone);
+  }
+
+  async listJobs(query: JobListQuery): Promise<JobListPage> {
+    this.fault('listJobs');
+    const limit = listLimit(query);
+    const after =
+      query.cursor === undefined
+        ? undefined
+        : listCursor.decode(query.cursor, (value) =>
+            typeof value === 'object' && value !== null && typeof (value as { k?: unknown }).k === 'string'
+              ? (value as { k: string }).k
+              : undefined,
+          );
+    const matching = [...this.jobs.values()]
+      .filter((job) => matchesListQuery(job, query) && (after === undefined || listSortKey(job) < after))
+      .sort((a, b) => (listSortKey(a) < listSortKey(b) ? 1 : -1));
+    const page = matching.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      jobs: page.map(clone),
+      ...(matching.length > limit && last !== undefined
+        ? { cursor: listCursor.encode({ k: listSortKey(last) }) }
+        : {}),
+    };
+  }
+
+  async findDeliveries(deliveryId: string): Promise<DeliveryRecord[]> {
+    this.fault('findDeliveries');
+    return [...this.deliveries.values()]
+      .map((open) => open.record)
+      .filter((record) => record.deliveryId === deliveryId)
+      .sort((a, b) => (a.receivedAt < b.receivedAt ? 1 : -1))
       .map(clone);
   }
 }

@@ -1,31 +1,158 @@
-/** The jobs API Lambda: `GET /v1/jobs/{jobId}` (IAM-authorized on AWS), with presigned links to the files. */
+/**
+ * The jobs API Lambda (IAM-authorized on AWS): `GET /v1/jobs/{jobId}` (one job, with presigned links to its
+ * files), `GET /v1/jobs?integration=&status=&since=&delivery=&limit=&cursor=` (jobs newest first, a page at a
+ * time) and `GET /v1/deliveries/{deliveryId}` (a delivery and its jobs).
+ */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Observability } from '../../commons/observability';
-import { toJobView } from '../../core/job-view';
+import type { JobRecord, JobStatus } from '../../core/job';
+import { type JobView, toJobView } from '../../core/job-view';
 import { readApiRequest } from '../../http/api-event';
 import { jsonResponse, ProblemError } from '../../http/problem';
 import { problemErrors } from '../../http/problem-middleware';
 import type { DocumentStore } from '../../ports/document-store';
-import type { JobRepository } from '../../ports/job-repository';
+import {
+  InvalidCursorError,
+  JOB_LIST_LIMITS,
+  type JobListQuery,
+  type JobRepository,
+} from '../../ports/job-repository';
 
 /** What the jobs API needs. */
 export interface JobsApiDeps {
-  readonly jobs: Pick<JobRepository, 'getJob'>;
+  readonly jobs: Pick<JobRepository, 'getJob' | 'listJobs' | 'findDeliveries'>;
   readonly store: Pick<DocumentStore, 'presign'>;
 }
+
+/** Every job status (a record over the union, so a new status cannot be forgotten here). */
+const STATUS_NAMES: Readonly<Record<JobStatus, true>> = {
+  queued: true,
+  processing: true,
+  created: true,
+  stored: true,
+  failed: true,
+};
+const jobStatuses = Object.keys(STATUS_NAMES) as JobStatus[];
 
 /** Lifetime of the presigned file links in a job view. */
 const PRESIGN_SECONDS = 3600;
 
+/** Job and delivery ids as docrelay makes and accepts them (anything else is unknown, never a lookup). */
+const JOB_ID = /^[A-Za-z0-9-]{1,64}$/;
+const MAX_DELIVERY_ID_LENGTH = 256;
+
 const unknownJob = (): ProblemError =>
   new ProblemError(404, 'unknown-job', 'Unknown job', 'No job has this id.');
+const unknownDelivery = (): ProblemError =>
+  new ProblemError(404, 'unknown-delivery', 'Unknown delivery', 'No delivery has this id.');
+const badQuery = (detail: string): ProblemError =>
+  new ProblemError(400, 'invalid-query', 'Invalid query', detail);
+
+/** A delivery as `GET /v1/deliveries/{deliveryId}` answers it. */
+export interface DeliveryView {
+  deliveryId: string;
+  integration: string;
+  receivedAt: string;
+  jobs: JobView[];
+}
+
+/** Reads the list query of `GET /v1/jobs`; a 400 problem names the parameter that is wrong. */
+export function parseJobListQuery(query: Readonly<Record<string, string>>): JobListQuery {
+  const known = new Set(['integration', 'status', 'since', 'delivery', 'limit', 'cursor']);
+  const unknown = Object.keys(query).filter((name) => !known.has(name));
+  if (unknown.length > 0) throw badQuery(`Unknown parameter ${unknown[0]}; known: ${[...known].join(', ')}.`);
+  const nonEmpty = (name: string): string | undefined => {
+    const value = query[name];
+    if (value === undefined) return undefined;
+    if (value.trim() === '') throw badQuery(`${name} is empty.`);
+    return value.trim();
+  };
+  const status = nonEmpty('status');
+  if (status !== undefined && !Object.hasOwn(STATUS_NAMES, status)) {
+    throw badQuery(`status must be one of ${jobStatuses.join(', ')}.`);
+  }
+  const sinceText = nonEmpty('since');
+  let since: string | undefined;
+  if (sinceText !== undefined) {
+    const at = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(sinceText)
+      ? Date.parse(sinceText)
+      : Number.NaN;
+    if (Number.isNaN(at))
+      throw badQuery('since must be an ISO 8601 date or time, e.g. 2025-06-01T12:00:00Z.');
+    since = new Date(at).toISOString();
+  }
+  const limitText = nonEmpty('limit');
+  let limit: number | undefined;
+  if (limitText !== undefined) {
+    limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : Number.NaN;
+    if (!(limit >= 1 && limit <= JOB_LIST_LIMITS.max)) {
+      throw badQuery(`limit must be a whole number from 1 to ${JOB_LIST_LIMITS.max}.`);
+    }
+  }
+  const integration = nonEmpty('integration');
+  const deliveryId = nonEmpty('delivery');
+  if (deliveryId !== undefined && deliveryId.length > MAX_DELIVERY_ID_LENGTH) {
+    throw badQuery(`delivery is longer than ${MAX_DELIVERY_ID_LENGTH} characters.`);
+  }
+  const cursor = nonEmpty('cursor');
+  return {
+    ...(integration === undefined ? {} : { integration }),
+    ...(status === undefined ? {} : { status: status as JobStatus }),
+    ...(since === undefined ? {} : { since }),
+    ...(deliveryId === undefined ? {} : { deliveryId }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(cursor === undefined ? {} : { cursor }),
+  };
+}
 
 /** Builds the jobs API handler. */
 export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observability) {
   const { logger, tracer } = observability;
+  const view = (job: JobRecord): Promise<JobView> =>
+    toJobView(job, (bucket, key) => deps.store.presign(bucket, key, PRESIGN_SECONDS));
+
+  const getJob = async (jobId: string): Promise<APIGatewayProxyStructuredResultV2> => {
+    if (!JOB_ID.test(jobId)) throw unknownJob();
+    const job = await deps.jobs.getJob(jobId);
+    if (job === undefined) throw unknownJob();
+    return jsonResponse(200, await view(job));
+  };
+
+  const listJobs = async (query: Record<string, string>): Promise<APIGatewayProxyStructuredResultV2> => {
+    let page: Awaited<ReturnType<JobsApiDeps['jobs']['listJobs']>>;
+    try {
+      page = await deps.jobs.listJobs(parseJobListQuery(query));
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw badQuery('cursor is not one this list handed out.');
+      throw error;
+    }
+    return jsonResponse(200, {
+      jobs: await Promise.all(page.jobs.map(view)),
+      ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+    });
+  };
+
+  const getDelivery = async (deliveryId: string): Promise<APIGatewayProxyStructuredResultV2> => {
+    if (deliveryId === '' || deliveryId.length > MAX_DELIVERY_ID_LENGTH) throw unknownDelivery();
+    // One id may reach several integrations; the newest is answered, with the jobs of all of them.
+    const [newest, ...others] = await deps.jobs.findDeliveries(deliveryId);
+    if (newest === undefined) throw unknownDelivery();
+    const jobIds = [newest, ...others].flatMap((delivery) => delivery.jobs.map((job) => job.jobId));
+    const jobs = (await Promise.all(jobIds.map((jobId) => deps.jobs.getJob(jobId)))).flatMap((job) =>
+      job === undefined ? [] : [job],
+    );
+    const body: DeliveryView = {
+      deliveryId: newest.deliveryId,
+      integration: newest.integration,
+      receivedAt: newest.receivedAt,
+      jobs: await Promise.all(jobs.map(view)),
+    };
+    return jsonResponse(200, body);
+  };
+
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const request = readApiRequest(event);
     if (request.method !== 'GET') {
@@ -33,14 +160,10 @@ export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observabili
         allow: 'GET',
       });
     }
-    const jobId = request.pathParameters.jobId ?? '';
-    if (!/^[A-Za-z0-9-]{1,64}$/.test(jobId)) throw unknownJob();
-    const job = await deps.jobs.getJob(jobId);
-    if (job === undefined) throw unknownJob();
-    return jsonResponse(
-      200,
-      await toJobView(job, (bucket, key) => deps.store.presign(bucket, key, PRESIGN_SECONDS)),
-    );
+    const { jobId, deliveryId } = request.pathParameters;
+    if (jobId !== undefined) return getJob(jobId);
+    if (deliveryId !== undefined) return getDelivery(deliveryId);
+    return listJobs(request.query);
   };
   return middy(handle)
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -50,8 +173,11 @@ export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observabili
         refused: 'job request refused',
         failed: 'job read failed',
         fields: (event) => {
-          const jobId = (event as APIGatewayProxyEventV2 | undefined)?.pathParameters?.jobId;
-          return jobId === undefined ? {} : { jobId };
+          const parameters = (event as APIGatewayProxyEventV2 | undefined)?.pathParameters;
+          return {
+            ...(parameters?.jobId === undefined ? {} : { jobId: parameters.jobId }),
+            ...(parameters?.deliveryId === undefined ? {} : { deliveryId: parameters.deliveryId }),
+          };
         },
       }),
     );

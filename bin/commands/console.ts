@@ -1,0 +1,134 @@
+/**
+ * `docrelay console --stack <name> [--port N] [--sealing-secret <name>]`: the web console of a deployed stack,
+ * served on loopback only (http://127.0.0.1:<port>/). The stack's outputs (table, bucket, queues) are read
+ * from CloudFormation by its name and handed to the CLI's AWS target (stack-target.ts), so the console reads
+ * and acts with the caller's own AWS credentials, as `jobs`, `replay` and `dlq` do. The page is the one the
+ * local stack serves; the jobs API it calls runs in this process (the same handler as the Lambda's).
+ * The mapped data needs the sealing secret's name (--sealing-secret or DOCRELAY_SEALING_SECRET).
+ */
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { SecretsManagerSource } from '../../functions/adapters/secrets-manager/secret-source';
+import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
+import { readLocalSettings } from '../../functions/commons/env';
+import { createObservability } from '../../functions/commons/observability';
+import { LAMBDA_ENV } from '../../functions/config/lambda-env';
+import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
+import { buildDocumentService } from '../../functions/wiring/document-service';
+import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
+import { consoleRoutes } from '../../local/console/console-routes';
+import { sqsDeadLetters } from '../../local/console/dead-letters';
+import { startApiServer } from '../../local/stack/api-server';
+import {
+  firstLine,
+  loadConfigOrExplain,
+  parseCommandArgs,
+  positiveInt,
+  requirePositionals,
+} from './ops-args';
+import { resolveStackTarget } from './stack-target';
+import { CliError, type CommandRun } from './types';
+
+const USAGE = 'usage: docrelay console --stack <name> [--port N] [--sealing-secret <name>]';
+
+/** The stack outputs the console needs, and the variable of the CLI's AWS target each one fills. */
+const OUTPUTS: Readonly<Record<string, string>> = {
+  TableName: LAMBDA_ENV.tableName,
+  BucketName: LAMBDA_ENV.bucket,
+  QueueUrl: LAMBDA_ENV.queueUrl,
+  DeadLetterQueueUrl: LAMBDA_ENV.dlqUrl,
+};
+
+/** Reads the stack's outputs by name: the target's variables. */
+async function stackVariables(
+  stackName: string,
+  region: string | undefined,
+): Promise<Record<string, string>> {
+  const cloudFormation = new CloudFormationClient(region === undefined ? {} : { region });
+  try {
+    const answer = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
+    const outputs = answer.Stacks?.[0]?.Outputs ?? [];
+    const variables: Record<string, string> = {};
+    for (const output of outputs) {
+      const variable = output.OutputKey === undefined ? undefined : OUTPUTS[output.OutputKey];
+      if (variable !== undefined && output.OutputValue !== undefined)
+        variables[variable] = output.OutputValue;
+    }
+    const missing = Object.keys(OUTPUTS).filter((key) => variables[OUTPUTS[key] as string] === undefined);
+    if (missing.length > 0) {
+      throw new CliError(`stack ${stackName} has no output ${missing.join(', ')}: is it a docrelay stack?`);
+    }
+    return variables;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot read stack ${stackName}: ${firstLine(error)}`);
+  } finally {
+    cloudFormation.destroy();
+  }
+}
+
+/** Serves the console until interrupted; resolves to the exit code. */
+export const run: CommandRun = async (ctx) => {
+  const { values, positionals } = parseCommandArgs(
+    ctx.argv,
+    { stack: { type: 'string' }, port: { type: 'string' }, 'sealing-secret': { type: 'string' } },
+    USAGE,
+  );
+  requirePositionals(positionals, [], USAGE);
+  const stackName = values.stack;
+  if (stackName === undefined || stackName.trim() === '') {
+    throw new CliError(
+      `--stack <name> is required (the local stack serves its console itself) (${USAGE})`,
+      2,
+    );
+  }
+  const port = positiveInt(values.port, '--port', 3100, USAGE);
+  const region = ctx.env.AWS_REGION ?? ctx.env.AWS_DEFAULT_REGION;
+  const variables = await stackVariables(stackName, region);
+  const target = await resolveStackTarget({ ...ctx, env: { ...ctx.env, ...variables } });
+  try {
+    const settings = readLocalSettings(ctx.env, ctx.cwd);
+    const config = await loadConfigOrExplain(settings.configPath);
+    const secrets = new SecretsManagerSource(target.clients.secretsManager);
+    const sealingSecretName = values['sealing-secret'] ?? ctx.env[LAMBDA_ENV.sealingSecretName];
+    const observability = createObservability('console', { logLevel: 'SILENT' });
+    const jobsApi = makeJobsApiHandler(
+      buildJobsApiDeps({
+        dynamodb: target.clients.dynamodb,
+        s3: target.clients.s3,
+        tableName: target.tableName,
+        bucket: target.bucket,
+      }),
+      observability,
+    );
+    const server = await startApiServer(
+      {
+        jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
+        console: consoleRoutes({
+          jobs: new DynamoJobRepository(target.clients.dynamodb, target.tableName),
+          queue: new SqsJobQueue(target.clients.sqs, target.queueUrl),
+          deadLetters: sqsDeadLetters(target.clients.sqs, target.dlqUrl),
+          config,
+          templates: buildDocumentService(config, secrets).templates,
+          ...(sealingSecretName === undefined ? {} : { sealingSecret: () => secrets.get(sealingSecretName) }),
+          stackLabel: stackName,
+        }),
+      },
+      { port, host: '127.0.0.1' },
+    );
+    ctx.stdout.write(`docrelay console of stack ${stackName} at ${server.url}/ (Ctrl-C to stop)\n`);
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    await server.close();
+    return 0;
+  } finally {
+    target.close();
+  }
+};
