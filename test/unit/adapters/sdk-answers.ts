@@ -37,3 +37,10 @@ export function answerCommands<I extends object, O extends MetadataBearer>(
   );
   return sent;
 }
+
+/** The input of the `index`th command sent, as the type its command takes; fails the test when none was. */
+export function inputOf<T>(sent: ReadonlyArray<SentCommand<object>>, index = 0): T {
+  const command = sent[index];
+  if (command === undefined) throw new Error(`no command #${index} was sent`);
+  return command.input as T;
+}

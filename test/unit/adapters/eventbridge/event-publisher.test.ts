@@ -2,7 +2,7 @@
 import { EventBridgeClient, type PutEventsCommandInput } from '@aws-sdk/client-eventbridge';
 import { EventBridgePublisher } from '../../../../functions/adapters/eventbridge/event-publisher';
 import { EVENT_SOURCE } from '../../../../functions/ports/event-publisher';
-import { answerCommands, OFFLINE } from '../sdk-answers';
+import { answerCommands, inputOf, OFFLINE } from '../sdk-answers';
 
 function setup(answer: () => object = () => ({ FailedEntryCount: 0, Entries: [{ EventId: 'e-1' }] })) {
   const client = new EventBridgeClient(OFFLINE);
@@ -15,7 +15,7 @@ describe('EventBridgePublisher', () => {
     const { client, sent } = setup();
     await new EventBridgePublisher(client, 'docrelay-bus').publish('Document Stored', { jobId: 'job-1' });
     expect(sent.map((s) => s.name)).toEqual(['PutEvents']);
-    expect(sent[0]?.input as PutEventsCommandInput).toEqual({
+    expect(inputOf<PutEventsCommandInput>(sent, 0)).toEqual({
       Entries: [
         {
           Source: EVENT_SOURCE,
@@ -30,7 +30,7 @@ describe('EventBridgePublisher', () => {
   it('puts on the default bus when none is named', async () => {
     const { client, sent } = setup();
     await new EventBridgePublisher(client).publish('Document Failed', { jobId: 'job-1' });
-    expect((sent[0]?.input as PutEventsCommandInput).Entries?.[0]).not.toHaveProperty('EventBusName');
+    expect(inputOf<PutEventsCommandInput>(sent, 0).Entries?.[0]).not.toHaveProperty('EventBusName');
   });
 
   it('throws with the error code when EventBridge refuses the entry', async () => {

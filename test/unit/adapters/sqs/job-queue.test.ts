@@ -8,7 +8,7 @@ import {
 import { decodeJobMessage } from '../../../../functions/adapters/sqs/job-message';
 import { SqsJobQueue } from '../../../../functions/adapters/sqs/job-queue';
 import { DocrelayError } from '../../../../functions/commons/errors';
-import { answerCommands, OFFLINE } from '../sdk-answers';
+import { answerCommands, inputOf, OFFLINE } from '../sdk-answers';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/docrelay-jobs';
 
@@ -52,7 +52,7 @@ describe('SqsJobQueue.send and park', () => {
   it('parks jobs with the reason as an attribute', async () => {
     const { queue, sent } = setup();
     await queue.park(['job-1'], 'DOCGEN_BAD_REQUEST');
-    const entry = (sent[0]?.input as SendMessageBatchCommandInput).Entries?.[0];
+    const entry = inputOf<SendMessageBatchCommandInput>(sent, 0).Entries?.[0];
     expect(entry?.MessageAttributes).toEqual({
       jobId: { DataType: 'String', StringValue: 'job-1' },
       reason: { DataType: 'String', StringValue: 'DOCGEN_BAD_REQUEST' },
@@ -105,7 +105,7 @@ describe('SqsJobQueue.sendDelayed', () => {
   ])('clamps a delay of %p s to %p s (what SQS takes)', async (asked, sent) => {
     const setupResult = setup();
     await setupResult.queue.sendDelayed('job-1', asked);
-    expect((setupResult.sent[0]?.input as SendMessageCommandInput).DelaySeconds).toBe(sent);
+    expect(inputOf<SendMessageCommandInput>(setupResult.sent, 0).DelaySeconds).toBe(sent);
   });
 
   it('fails retryably when SQS refuses the message or gives no id', async () => {
@@ -136,7 +136,7 @@ describe('SqsJobQueue.parkRaw and defer', () => {
   it('parks an empty body as a placeholder (SQS refuses empty messages)', async () => {
     const { queue, sent } = setup();
     await queue.parkRaw('', 'INVALID_JOB_MESSAGE');
-    expect((sent[0]?.input as SendMessageCommandInput).MessageBody).toBe('(empty)');
+    expect(inputOf<SendMessageCommandInput>(sent, 0).MessageBody).toBe('(empty)');
   });
 
   it.each([
@@ -147,7 +147,7 @@ describe('SqsJobQueue.parkRaw and defer', () => {
     const { queue, sent } = setup();
     await queue.defer('receipt-1', asked);
     expect(sent[0]?.name).toBe('ChangeMessageVisibility');
-    expect(sent[0]?.input as ChangeMessageVisibilityCommandInput).toEqual({
+    expect(inputOf<ChangeMessageVisibilityCommandInput>(sent, 0)).toEqual({
       QueueUrl: QUEUE_URL,
       ReceiptHandle: 'receipt-1',
       VisibilityTimeout: visibility,
