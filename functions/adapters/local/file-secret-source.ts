@@ -14,7 +14,8 @@ export class FileSecretSource implements SecretSource {
   ) {}
 
   async get(name: string): Promise<string> {
-    const override = this.overrides[name];
+    // Own names only: an inherited one (`toString`, `__proto__`) is no secret.
+    const override = Object.hasOwn(this.overrides, name) ? this.overrides[name] : undefined;
     if (override !== undefined) return override;
     this.cache ??= readSecretsFile(this.file);
     const values = await this.cache.catch((error: unknown) => {

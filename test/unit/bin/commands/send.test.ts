@@ -1,4 +1,4 @@
-import { contentTypeOf } from '../../../bin/commands/send';
+import { contentTypeOf } from '../../../../bin/commands/send';
 
 describe('docrelay send', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { defaultFaultSettings, FaultDice, mergeFaultSettings } from '../../../local/emulator/faults';
+import { defaultFaultSettings, FaultDice, mergeFaultSettings } from '../../../../local/emulator/faults';
 
 describe('fault settings', () => {
   it('default to no fault and the given link lifetime', () => {

@@ -4,7 +4,7 @@ import {
   paddedChunks,
   paddedStream,
   syntheticChunkBytes,
-} from '../../../local/emulator/synthetic-bytes';
+} from '../../../../local/emulator/synthetic-bytes';
 
 const collect = async (prefix: Buffer, total: number, seed: number): Promise<Buffer> => {
   const parts: Buffer[] = [];

@@ -1,4 +1,4 @@
-import { defaultReadings, mergeReadings } from '../../../local/emulator/readings';
+import { defaultReadings, mergeReadings } from '../../../../local/emulator/readings';
 
 describe('service readings', () => {
   it('default to the page example: 201, @api.downloadUrl, "Request entity too large"', () => {

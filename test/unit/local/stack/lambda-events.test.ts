@@ -10,10 +10,10 @@ import {
   SqsSchema,
 } from '@aws-lambda-powertools/parser/schemas';
 import type { Message } from '@aws-sdk/client-sqs';
-import { decodeJobMessage } from '../../../functions/adapters/sqs/job-message';
-import { readApiRequest } from '../../../functions/http/api-event';
-import { toApiGatewayEvent } from '../../../local/stack/api-server';
-import { toSqsRecord } from '../../../local/stack/poller';
+import { decodeJobMessage } from '../../../../functions/adapters/sqs/job-message';
+import { readApiRequest } from '../../../../functions/http/api-event';
+import { toApiGatewayEvent } from '../../../../local/stack/api-server';
+import { toSqsRecord } from '../../../../local/stack/poller';
 
 const hookRoute = {
   routeKey: 'POST /v1/hooks/{integrationId}',

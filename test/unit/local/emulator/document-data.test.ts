@@ -1,10 +1,10 @@
-import { checkDocumentData, systemEntries } from '../../../local/emulator/document-data';
-import { EmulatorHttpError } from '../../../local/emulator/errors';
+import { checkDocumentData, systemEntries } from '../../../../local/emulator/document-data';
+import { EmulatorHttpError } from '../../../../local/emulator/errors';
 import {
   loadTemplatesDir,
   type StoredTemplate,
   sampleTemplatesDir,
-} from '../../../local/emulator/template-store';
+} from '../../../../local/emulator/template-store';
 
 describe('document data', () => {
   let invoice: StoredTemplate;

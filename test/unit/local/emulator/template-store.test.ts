@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import mammoth from 'mammoth';
-import { parseManifest } from '../../../local/emulator/manifest';
-import { renderTemplateFile } from '../../../local/emulator/renderer';
+import { parseManifest } from '../../../../local/emulator/manifest';
+import { renderTemplateFile } from '../../../../local/emulator/renderer';
 import {
   buildTemplate,
   decodeSkipToken,
@@ -15,8 +15,8 @@ import {
   TemplateStore,
   templateListItem,
   templateResource,
-} from '../../../local/emulator/template-store';
-import { sampleFiles } from '../../../local/emulator/templates/build-samples';
+} from '../../../../local/emulator/template-store';
+import { sampleFiles } from '../../../../local/emulator/templates/build-samples';
 
 const byId = (templates: StoredTemplate[], id: string): StoredTemplate => {
   const template = templates.find((t) => t.id === id);

@@ -1,6 +1,6 @@
 /** put-event's event checks: what an event file must give, what is filled in, and the local pattern check. */
-import { completeEvent, patternMismatch } from '../../../bin/commands/put-event';
-import { CliError } from '../../../bin/commands/types';
+import { completeEvent, patternMismatch } from '../../../../bin/commands/put-event';
+import { CliError } from '../../../../bin/commands/types';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const defaults = { account: '000000000000', region: 'us-east-1', now: NOW, newId: () => 'generated-id' };

@@ -3,7 +3,7 @@
  * query and header names must come through as plain data, whatever they are called. (On AWS, API Gateway
  * builds the event itself; locally this code does, and `$query`/`$headers` reach the mappings.)
  */
-import { toApiGatewayEvent } from '../../../local/stack/api-server';
+import { toApiGatewayEvent } from '../../../../local/stack/api-server';
 
 const route = { routeKey: 'POST /v1/hooks/{integrationId}', pathParameters: { integrationId: 'hook' } };
 

@@ -2,8 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { main } from '../../../bin/docrelay';
-import { type FakeService, sendJson, startFakeService, template, templateFile } from './fake-service';
+import { main } from '../../../../bin/docrelay';
+import {
+  type FakeService,
+  sendJson,
+  startFakeService,
+  template,
+  templateFile,
+} from '../../docgen/fake-service';
 
 const KEY = 'cli-test-key-123456';
 

@@ -1,6 +1,6 @@
 import PizZip from 'pizzip';
-import { buildDocx } from '../../../local/emulator/docx-package';
-import { paragraphTexts, tagsInDocx, tagsInText } from '../../../local/emulator/tag-scanner';
+import { buildDocx } from '../../../../local/emulator/docx-package';
+import { paragraphTexts, tagsInDocx, tagsInText } from '../../../../local/emulator/tag-scanner';
 
 const w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
 

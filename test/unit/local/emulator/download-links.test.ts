@@ -1,4 +1,4 @@
-import { DownloadLinks, downloadUrl, filePrefix } from '../../../local/emulator/download-links';
+import { DownloadLinks, downloadUrl, filePrefix } from '../../../../local/emulator/download-links';
 
 const file = (fileId: string, bytes = 10) => ({
   fileId,

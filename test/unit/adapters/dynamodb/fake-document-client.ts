@@ -1,0 +1,171 @@
+/**
+ * A hand fake of DynamoDBDocumentClient for the job table's unit tests: `send` interprets the Put, Get,
+ * Update, Query and Scan commands the adapter issues on a Map of items, with the conditions it writes (an
+ * unknown condition fails the test, so a change to the adapter's expressions is noticed). The open-jobs index
+ * projects keys only, as the real table's does. Faults are injected per command.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+
+type Item = Record<string, unknown>;
+type Values = Record<string, unknown>;
+type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan';
+
+/** The exception DynamoDB answers a failed condition with. */
+export const conditionFailed = (): ConditionalCheckFailedException =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+
+/** Undefined attributes are dropped, as `removeUndefinedValues` does in the adapter's client. */
+const defined = (item: Item): Item =>
+  Object.fromEntries(Object.entries(item).filter(([, value]) => value !== undefined));
+
+/** A table in a Map, behind a `send` that speaks the adapter's commands. */
+export class FakeJobTable {
+  readonly items = new Map<string, Item>();
+  /** Every command sent, by name, with its input. */
+  readonly sent: Array<{ name: CommandName; input: Record<string, unknown> }> = [];
+  /** Largest page a Query or Scan answers (DynamoDB's 1 MB page, scaled down). */
+  pageSize = 1000;
+  /** Runs after a Query page is computed and before it is answered (to close items "meanwhile"). */
+  afterQuery: (() => void) | undefined;
+  private readonly faults: Array<{ name: CommandName; error: unknown }> = [];
+
+  /** The fake as the client type the adapter takes (it only ever calls `send`). */
+  get client(): DynamoDBDocumentClient {
+    return { send: (command: unknown) => this.send(command) } as unknown as DynamoDBDocumentClient;
+  }
+
+  /** Makes the next command of that kind throw `error`. */
+  failNext(name: CommandName, error: unknown): void {
+    this.faults.push({ name, error });
+  }
+
+  /** Commands of one kind sent so far. */
+  inputs(name: CommandName): Array<Record<string, unknown>> {
+    return this.sent.filter((s) => s.name === name).map((s) => s.input);
+  }
+
+  private async send(command: unknown): Promise<unknown> {
+    const name = commandName(command);
+    const input = (command as { input: Record<string, unknown> }).input;
+    this.sent.push({ name, input: structuredClone(input) });
+    const fault = this.faults.findIndex((f) => f.name === name);
+    if (fault >= 0) throw this.faults.splice(fault, 1)[0]?.error;
+    switch (name) {
+      case 'Put':
+        return this.put(input);
+      case 'Get':
+        return { Item: structuredClone(this.items.get(String((input.Key as Item).pk))) };
+      case 'Update':
+        return this.update(input);
+      case 'Query':
+        return this.query(input);
+      case 'Scan':
+        return this.scan(input);
+    }
+  }
+
+  private put(input: Record<string, unknown>): object {
+    const item = defined(input.Item as Item);
+    const pk = String(item.pk);
+    if (input.ConditionExpression !== 'attribute_not_exists(pk)') {
+      throw new Error(`fake table: unexpected put condition ${String(input.ConditionExpression)}`);
+    }
+    if (this.items.has(pk)) throw conditionFailed();
+    this.items.set(pk, structuredClone(item));
+    return {};
+  }
+
+  private update(input: Record<string, unknown>): object {
+    const pk = String((input.Key as Item).pk);
+    const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+    const values = (input.ExpressionAttributeValues ?? {}) as Values;
+    const item = this.items.get(pk);
+    const holds = ((): boolean => {
+      switch (input.ConditionExpression) {
+        case 'attribute_exists(pk)':
+          return item !== undefined;
+        case '#version = :expected':
+          return item !== undefined && item[names['#version'] ?? ''] === values[':expected'];
+        case 'leaseOwner = :owner AND attribute_exists(openPk)':
+          return item !== undefined && item.leaseOwner === values[':owner'] && item.openPk !== undefined;
+        default:
+          throw new Error(`fake table: unexpected update condition ${String(input.ConditionExpression)}`);
+      }
+    })();
+    if (!holds || item === undefined) throw conditionFailed();
+    const resolve = (token: string): string => names[token] ?? token;
+    const expression = String(input.UpdateExpression);
+    const match = /^SET (.+?)(?: REMOVE (.+))?$/.exec(expression);
+    if (match === null) throw new Error(`fake table: unexpected update ${expression}`);
+    for (const assignment of (match[1] as string).split(', ')) {
+      const [name, value] = assignment.split(' = ') as [string, string];
+      item[resolve(name)] = structuredClone(values[value]);
+    }
+    for (const name of match[2]?.split(', ') ?? []) delete item[resolve(name)];
+    return {};
+  }
+
+  private query(input: Record<string, unknown>): object {
+    const values = input.ExpressionAttributeValues as Values;
+    if (input.KeyConditionExpression !== 'openPk = :open AND leaseUntil < :before') {
+      throw new Error(`fake table: unexpected query ${String(input.KeyConditionExpression)}`);
+    }
+    const matching = [...this.items.values()]
+      .filter(
+        (item) => item.openPk === values[':open'] && Number(item.leaseUntil) < Number(values[':before']),
+      )
+      .sort(
+        (a, b) => Number(a.leaseUntil) - Number(b.leaseUntil) || String(a.pk).localeCompare(String(b.pk)),
+      );
+    const page = this.page(matching, input);
+    this.afterQuery?.();
+    return {
+      ...page,
+      Items: page.Items.map((item) => ({ pk: item.pk, openPk: item.openPk, leaseUntil: item.leaseUntil })),
+    };
+  }
+
+  private scan(input: Record<string, unknown>): object {
+    if (input.FilterExpression !== '#kind = :job AND #status = :failed') {
+      throw new Error(`fake table: unexpected scan ${String(input.FilterExpression)}`);
+    }
+    // A scan pages over the whole table and filters each page afterwards, as DynamoDB does.
+    const all = [...this.items.values()].sort((a, b) => String(a.pk).localeCompare(String(b.pk)));
+    const page = this.page(all, input);
+    return {
+      ...page,
+      Items: page.Items.filter((item) => item.kind === 'job' && item.status === 'failed').map((item) =>
+        structuredClone(item),
+      ),
+    };
+  }
+
+  private page(items: Item[], input: Record<string, unknown>): { Items: Item[]; LastEvaluatedKey?: Item } {
+    const start = input.ExclusiveStartKey as Item | undefined;
+    const from = start === undefined ? 0 : items.findIndex((item) => item.pk === start.pk) + 1;
+    const size = Math.min(this.pageSize, typeof input.Limit === 'number' ? input.Limit : this.pageSize);
+    const slice = items.slice(from, from + size);
+    const last = slice.at(-1);
+    return {
+      Items: slice,
+      ...(from + size < items.length && last !== undefined ? { LastEvaluatedKey: { pk: last.pk } } : {}),
+    };
+  }
+}
+
+function commandName(command: unknown): CommandName {
+  if (command instanceof PutCommand) return 'Put';
+  if (command instanceof GetCommand) return 'Get';
+  if (command instanceof UpdateCommand) return 'Update';
+  if (command instanceof QueryCommand) return 'Query';
+  if (command instanceof ScanCommand) return 'Scan';
+  throw new Error('fake table: unexpected command');
+}

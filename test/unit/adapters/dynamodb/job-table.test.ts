@@ -1,0 +1,405 @@
+/** The job repository on DynamoDB, against a fake document client that keeps the table in a Map. */
+import {
+  DynamoJobRepository,
+  OPEN_JOBS_INDEX,
+  openShard,
+} from '../../../../functions/adapters/dynamodb/job-table';
+import { DocrelayError } from '../../../../functions/commons/errors';
+import { JOB_TABLE } from '../../../../functions/config/table-contract';
+import { JobConflictError } from '../../../../functions/core/errors';
+import {
+  type DeliveryRecord,
+  type JobRecord,
+  newJobRecord,
+  transitions,
+} from '../../../../functions/core/job';
+import { conditionFailed, FakeJobTable } from './fake-document-client';
+
+const NOW = Date.parse('2026-03-01T12:00:00.000Z');
+const DAY_S = 86_400;
+
+const delivery = (deliveryId = 'd-1', overrides: Partial<DeliveryRecord> = {}): DeliveryRecord => ({
+  integration: 'notes',
+  deliveryId,
+  receivedAt: '2026-03-01T11:59:59.000Z',
+  jobs: [{ jobId: `${deliveryId}-job`, rule: 'invoice', templateId: '9001' }],
+  sealedPayload: 'sealed-payload',
+  ...overrides,
+});
+
+const job = (jobId = 'd-1-job'): JobRecord =>
+  newJobRecord('notes', 'd-1', '2026-03-01T11:59:59.000Z', NOW, {
+    jobId,
+    rule: 'invoice',
+    templateId: '9001',
+  });
+
+function setup(options: { retentionDays?: number; enqueueGraceMs?: number } = {}) {
+  const table = new FakeJobTable();
+  let now = NOW;
+  const repository = new DynamoJobRepository(table.client, 'jobs-table', { ...options, now: () => now });
+  return {
+    table,
+    repository,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+const storeError = (operation: string) =>
+  expect.objectContaining({
+    code: 'JOB_STORE_UNAVAILABLE',
+    retryable: true,
+    message: `the job table could not ${operation}`,
+  });
+
+describe('openShard', () => {
+  it('is stable for a key and one of the configured shards', () => {
+    expect(openShard('job#abc')).toBe(openShard('job#abc'));
+    expect(openShard('job#abc')).toMatch(new RegExp(`^open#[0-${JOB_TABLE.openShards - 1}]$`));
+  });
+
+  it('spreads keys over every shard', () => {
+    const shards = new Set(Array.from({ length: 64 }, (_, i) => openShard(`job#${i}`)));
+    expect(shards.size).toBe(JOB_TABLE.openShards);
+  });
+});
+
+describe('DynamoJobRepository.createDelivery', () => {
+  it('records the delivery open in its shard, with the enqueue grace as lease and a TTL, then its jobs', async () => {
+    const { table, repository } = setup({ retentionDays: 2, enqueueGraceMs: 5_000 });
+    await expect(repository.createDelivery(delivery(), [job()])).resolves.toEqual({ created: true });
+    const item = table.items.get('delivery#notes#d-1');
+    expect(item).toMatchObject({
+      kind: 'delivery',
+      openPk: openShard('delivery#notes#d-1'),
+      leaseUntil: NOW + 5_000,
+      ttl: NOW / 1000 + 2 * DAY_S,
+      sealedPayload: 'sealed-payload',
+    });
+    expect(table.items.get('job#d-1-job')).toMatchObject({
+      kind: 'job',
+      status: 'queued',
+      openPk: openShard('job#d-1-job'),
+      leaseUntil: job().leaseUntil,
+    });
+    // An open job has no TTL: it must not expire before it is final.
+    expect(table.items.get('job#d-1-job')).not.toHaveProperty('ttl');
+    expect(table.inputs('Put')[0]).toMatchObject({
+      TableName: 'jobs-table',
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+  });
+
+  it('uses a 30-day retention and a 60 s enqueue grace by default', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), []);
+    expect(table.items.get('delivery#notes#d-1')).toMatchObject({
+      leaseUntil: NOW + 60_000,
+      ttl: NOW / 1000 + 30 * DAY_S,
+    });
+  });
+
+  it('writes a delivery that is already enqueued outside the open index', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery('d-2', { enqueuedAt: '2026-03-01T12:00:00.000Z' }), []);
+    const item = table.items.get('delivery#notes#d-2');
+    expect(item).not.toHaveProperty('openPk');
+    expect(item).not.toHaveProperty('leaseUntil');
+  });
+
+  it('returns the delivery seen before and writes no jobs for a duplicate', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), [job()]);
+    const result = await repository.createDelivery(delivery('d-1', { sealedPayload: 'other' }), [
+      job('other'),
+    ]);
+    expect(result).toEqual({ created: false, existing: delivery() });
+    expect(table.items.has('job#other')).toBe(false);
+  });
+
+  it('fails retryably when the delivery it collided with cannot be read back', async () => {
+    const { table, repository } = setup();
+    table.failNext('Put', conditionFailed());
+    const error = await repository.createDelivery(delivery(), [job()]).catch((e: unknown) => e);
+    expect(error).toEqual(storeError('read the delivery it found'));
+    expect(table.items.size).toBe(0);
+  });
+
+  it('fails retryably, keeping the cause, when the table refuses the write', async () => {
+    const { table, repository } = setup();
+    const cause = new Error('ProvisionedThroughputExceededException');
+    table.failNext('Put', cause);
+    const error = await repository.createDelivery(delivery(), [job()]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DocrelayError);
+    expect(error).toEqual(storeError('record the delivery'));
+    expect((error as Error).cause).toBe(cause);
+  });
+});
+
+describe('DynamoJobRepository.ensureJobs', () => {
+  it('writes missing jobs and leaves an existing one as it is', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job('a')]);
+    table.items.set('job#a', { ...(table.items.get('job#a') as object), status: 'processing' });
+    await repository.ensureJobs([job('a'), job('b')]);
+    expect(table.items.get('job#a')).toMatchObject({ status: 'processing' });
+    expect(table.items.get('job#b')).toMatchObject({ status: 'queued' });
+  });
+
+  it('fails retryably when a job cannot be written', async () => {
+    const { table, repository } = setup();
+    table.failNext('Put', new Error('network'));
+    await expect(repository.ensureJobs([job('a')])).rejects.toEqual(storeError('record a job'));
+  });
+});
+
+describe('DynamoJobRepository.getDelivery and markDeliveryEnqueued', () => {
+  it('reads a delivery back as it was recorded, strongly consistent', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), []);
+    await expect(repository.getDelivery('notes', 'd-1')).resolves.toEqual(delivery());
+    expect(table.inputs('Get')[0]).toMatchObject({ Key: { pk: 'delivery#notes#d-1' }, ConsistentRead: true });
+  });
+
+  it('is undefined for a delivery never seen', async () => {
+    const { repository } = setup();
+    await expect(repository.getDelivery('notes', 'nope')).resolves.toBeUndefined();
+  });
+
+  it('reads a damaged item with safe defaults (no jobs, no payload)', async () => {
+    const { table, repository } = setup();
+    table.items.set('delivery#notes#odd', {
+      pk: 'delivery#notes#odd',
+      integration: 'notes',
+      deliveryId: 'odd',
+      receivedAt: 'x',
+    });
+    await expect(repository.getDelivery('notes', 'odd')).resolves.toEqual({
+      integration: 'notes',
+      deliveryId: 'odd',
+      receivedAt: 'x',
+      jobs: [],
+      sealedPayload: '',
+    });
+  });
+
+  it('takes an enqueued delivery out of the open index', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), []);
+    await repository.markDeliveryEnqueued('notes', 'd-1', '2026-03-01T12:00:01.000Z');
+    const item = table.items.get('delivery#notes#d-1');
+    expect(item).toMatchObject({ enqueuedAt: '2026-03-01T12:00:01.000Z' });
+    expect(item).not.toHaveProperty('openPk');
+    expect(item).not.toHaveProperty('leaseUntil');
+    await expect(repository.getDelivery('notes', 'd-1')).resolves.toEqual({
+      ...delivery(),
+      enqueuedAt: '2026-03-01T12:00:01.000Z',
+    });
+  });
+
+  it('fails retryably when the delivery is gone or the table fails', async () => {
+    const { table, repository } = setup();
+    await expect(repository.markDeliveryEnqueued('notes', 'gone', 'x')).rejects.toEqual(
+      storeError('mark the delivery enqueued'),
+    );
+    table.failNext('Get', new Error('timeout'));
+    await expect(repository.getDelivery('notes', 'd-1')).rejects.toEqual(storeError('read a delivery'));
+  });
+});
+
+describe('DynamoJobRepository.getJob and updateJob', () => {
+  it('reads a job without the table attributes', async () => {
+    const { repository } = setup();
+    await repository.ensureJobs([job()]);
+    await expect(repository.getJob('d-1-job')).resolves.toEqual(job());
+    await expect(repository.getJob('missing')).resolves.toBeUndefined();
+  });
+
+  it('writes the changes conditionally on the version read and returns the new record', async () => {
+    const { table, repository, advance } = setup();
+    await repository.ensureJobs([job()]);
+    advance(1_000);
+    const claimed = await repository.updateJob(job(), transitions.claim(job(), 'msg-1', NOW + 90_000));
+    expect(claimed).toMatchObject({ status: 'processing', attempts: 1, leaseOwner: 'msg-1', version: 1 });
+    expect(claimed.updatedAt).toBe(new Date(NOW + 1_000).toISOString());
+    await expect(repository.getJob('d-1-job')).resolves.toEqual(claimed);
+    const update = table.inputs('Update')[0] as Record<string, unknown>;
+    expect(update).toMatchObject({
+      ConditionExpression: '#version = :expected',
+      ExpressionAttributeValues: expect.objectContaining({ ':expected': 0 }),
+    });
+    expect(update.UpdateExpression).not.toContain('REMOVE');
+    expect(table.items.get('job#d-1-job')).toMatchObject({ leaseUntil: NOW + 90_000 });
+  });
+
+  it('removes attributes set to undefined, and moves a final job out of the open index with a TTL', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job()]);
+    const claimed = await repository.updateJob(job(), transitions.claim(job(), 'msg-1', NOW + 90_000));
+    const failed = await repository.updateJob(
+      claimed,
+      transitions.fail(claimed, { code: 'DOCGEN_BAD_REQUEST', message: 'refused' }),
+    );
+    expect(failed).not.toHaveProperty('leaseOwner');
+    expect(String(table.inputs('Update')[1]?.UpdateExpression)).toMatch(/ REMOVE /);
+    const item = table.items.get('job#d-1-job');
+    expect(item).toMatchObject({
+      status: 'failed',
+      error: { code: 'DOCGEN_BAD_REQUEST' },
+      ttl: NOW / 1000 + 30 * DAY_S,
+    });
+    expect(item).not.toHaveProperty('openPk');
+    expect(item).not.toHaveProperty('leaseUntil');
+    expect(item).not.toHaveProperty('leaseOwner');
+  });
+
+  it('throws JobConflictError when the job was written since it was read', async () => {
+    const { repository } = setup();
+    await repository.ensureJobs([job()]);
+    await repository.updateJob(job(), transitions.claim(job(), 'msg-1', NOW + 1));
+    const error = await repository
+      .updateJob(job(), transitions.claim(job(), 'msg-2', NOW + 1))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JobConflictError);
+  });
+
+  it('fails retryably when the update cannot be written', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job()]);
+    table.failNext('Update', new Error('throttled'));
+    await expect(repository.updateJob(job(), { attempts: 1 })).rejects.toEqual(storeError('update a job'));
+    table.failNext('Get', new Error('throttled'));
+    await expect(repository.getJob('d-1-job')).rejects.toEqual(storeError('read a job'));
+  });
+});
+
+describe('DynamoJobRepository.renewLease', () => {
+  it('extends the lease its owner holds without touching the version', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job()]);
+    await repository.updateJob(job(), transitions.claim(job(), 'msg-1', NOW + 1_000));
+    await expect(repository.renewLease('d-1-job', 'msg-1', NOW + 5_000)).resolves.toBe(true);
+    expect(table.items.get('job#d-1-job')).toMatchObject({ leaseUntil: NOW + 5_000, version: 1 });
+  });
+
+  it('is false for another owner and for a final job', async () => {
+    const { repository } = setup();
+    await repository.ensureJobs([job()]);
+    const claimed = await repository.updateJob(job(), transitions.claim(job(), 'msg-1', NOW + 1_000));
+    await expect(repository.renewLease('d-1-job', 'msg-2', NOW + 5_000)).resolves.toBe(false);
+    await repository.updateJob(claimed, {
+      ...transitions.fail(claimed, { code: 'X', message: 'x' }),
+      leaseOwner: 'msg-1',
+    });
+    await expect(repository.renewLease('d-1-job', 'msg-1', NOW + 5_000)).resolves.toBe(false);
+  });
+
+  it('fails retryably when the table fails', async () => {
+    const { table, repository } = setup();
+    table.failNext('Update', new Error('throttled'));
+    await expect(repository.renewLease('d-1-job', 'msg-1', NOW)).rejects.toEqual(storeError('renew a lease'));
+  });
+});
+
+describe('DynamoJobRepository.listStranded', () => {
+  it('queries every shard and the legacy partition of the keys-only index, then reads each item whole', async () => {
+    const { table, repository, advance } = setup({ enqueueGraceMs: 1_000 });
+    await repository.createDelivery(delivery('d-1'), []);
+    await repository.ensureJobs(Array.from({ length: 8 }, (_, i) => job(`job-${i}`)));
+    // An item written before sharding sits in the single `open` partition.
+    table.items.set('job#legacy', {
+      ...job('legacy'),
+      pk: 'job#legacy',
+      kind: 'job',
+      openPk: 'open',
+      leaseUntil: NOW - 1,
+    });
+    advance(60 * 60_000);
+    const stranded = await repository.listStranded(NOW + 60 * 60_000);
+    expect(stranded.deliveries).toEqual([delivery('d-1')]);
+    expect(stranded.jobs.map((j) => j.jobId).sort()).toEqual(
+      ['legacy', ...Array.from({ length: 8 }, (_, i) => `job-${i}`)].sort(),
+    );
+    expect(stranded.jobs.every((j) => !('pk' in j) && !('openPk' in j))).toBe(true);
+    const partitions = table
+      .inputs('Query')
+      .map((q) => (q.ExpressionAttributeValues as Record<string, unknown>)[':open']);
+    expect(partitions).toEqual([
+      ...Array.from({ length: JOB_TABLE.openShards }, (_, i) => `open#${i}`),
+      'open',
+    ]);
+    expect(table.inputs('Query').every((q) => q.IndexName === OPEN_JOBS_INDEX)).toBe(true);
+  });
+
+  it('leaves out items whose lease has not run out', async () => {
+    const { repository } = setup();
+    await repository.ensureJobs([job()]);
+    await expect(repository.listStranded(NOW)).resolves.toEqual({ deliveries: [], jobs: [] });
+  });
+
+  it('pages through a shard and stops at the limit', async () => {
+    const { table, repository } = setup();
+    table.pageSize = 2;
+    await repository.ensureJobs(Array.from({ length: 20 }, (_, i) => job(`job-${i}`)));
+    const stranded = await repository.listStranded(NOW + 60 * 60_000, 7);
+    expect(stranded.jobs).toHaveLength(7);
+    const paged = table.inputs('Query').filter((q) => q.ExclusiveStartKey !== undefined);
+    expect(paged.length).toBeGreaterThan(0);
+    expect(table.inputs('Query').every((q) => Number(q.Limit) <= 7)).toBe(true);
+  });
+
+  it('leaves out an item that closed between the index query and the read', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job()]);
+    table.afterQuery = () => {
+      const item = table.items.get('job#d-1-job');
+      if (item !== undefined) delete item.openPk;
+    };
+    await expect(repository.listStranded(NOW + 60 * 60_000)).resolves.toEqual({ deliveries: [], jobs: [] });
+  });
+
+  it('fails retryably when the index or an item cannot be read', async () => {
+    const { table, repository } = setup();
+    table.failNext('Query', new Error('throttled'));
+    await expect(repository.listStranded(NOW)).rejects.toEqual(storeError('list open jobs'));
+    await repository.ensureJobs([job()]);
+    table.failNext('Get', new Error('throttled'));
+    await expect(repository.listStranded(NOW + 60 * 60_000)).rejects.toEqual(storeError('read an open item'));
+  });
+});
+
+describe('DynamoJobRepository.listFailed', () => {
+  async function withFailed(count: number) {
+    const context = setup();
+    await context.repository.createDelivery(delivery(), []);
+    for (let i = 0; i < count + 2; i += 1) {
+      const queued = job(`job-${String(i).padStart(2, '0')}`);
+      await context.repository.ensureJobs([queued]);
+      if (i < count)
+        await context.repository.updateJob(queued, transitions.fail(queued, { code: 'X', message: 'x' }));
+    }
+    return context;
+  }
+
+  it('scans the whole table page by page for failed jobs', async () => {
+    const { table, repository } = await withFailed(5);
+    table.pageSize = 3;
+    const failed = await repository.listFailed();
+    expect(failed.map((j) => j.jobId)).toEqual(['job-00', 'job-01', 'job-02', 'job-03', 'job-04']);
+    expect(failed.every((j) => j.status === 'failed' && !('ttl' in j))).toBe(true);
+    expect(table.inputs('Scan').length).toBeGreaterThan(1);
+  });
+
+  it('stops at the limit', async () => {
+    const { repository } = await withFailed(5);
+    await expect(repository.listFailed(2)).resolves.toHaveLength(2);
+  });
+
+  it('fails retryably when the scan fails', async () => {
+    const { table, repository } = setup();
+    table.failNext('Scan', new Error('throttled'));
+    await expect(repository.listFailed()).rejects.toEqual(storeError('list failed jobs'));
+  });
+});
