@@ -15,7 +15,7 @@ import { S3DocumentStore } from '../../../functions/adapters/s3/document-store';
 import { SecretsManagerSource } from '../../../functions/adapters/secrets-manager/secret-source';
 import { SqsJobQueue } from '../../../functions/adapters/sqs/job-queue';
 import { loadBundledConfigSync } from '../../../functions/config/bundled';
-import { ConfigError, ConfigFileError } from '../../../functions/config/errors';
+import { ConfigFileError } from '../../../functions/config/errors';
 import { LAMBDA_ENV } from '../../../functions/config/lambda-env';
 import { DocrelayConfigSchema } from '../../../functions/config/schema';
 import { DocgenClient } from '../../../functions/docgen/client';
