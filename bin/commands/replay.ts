@@ -8,16 +8,15 @@ import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table
 import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
 import { ReplayRefusedError, replayRefusal, resetJobForReplay } from '../../functions/core/replay';
-import { parseCommandArgs, requirePositionals } from './ops-args';
 import { resolveStackTarget } from './stack-target';
-import { CliError, type CommandRun } from './types';
-
-const USAGE = 'usage: docrelay replay <jobId> [--fresh]';
+import { CliError, type CommandContext } from './types';
 
 /** Resets the job and queues it; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(ctx.argv, { fresh: { type: 'boolean' } }, USAGE);
-  const [jobId] = requirePositionals(positionals, ['jobId'], USAGE) as [string];
+export async function replay(
+  ctx: CommandContext,
+  jobId: string,
+  values: { fresh?: boolean },
+): Promise<number> {
   if (!/^[A-Za-z0-9-]{1,64}$/.test(jobId)) throw new CliError(`no job ${jobId}`);
   const fresh = values.fresh === true;
 
@@ -50,4 +49,4 @@ export const run: CommandRun = async (ctx) => {
   } finally {
     target.close();
   }
-};
+}

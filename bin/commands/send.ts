@@ -2,43 +2,44 @@
  * `docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]`:
  * signs the payload's bytes with the integration's secret, as its sender would, and posts them to the webhook
  * URL (the local stack's unless --url). Prints the answer; exit 0 for 2xx, 1 with the problem on one line.
+ * With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
  */
 
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
 import { senderScheme, signDelivery } from '../../functions/senders';
+import { findJob } from './jobs';
 import {
   findIntegration,
   firstLine,
   loadConfigOrExplain,
-  parseCommandArgs,
   parseHeaderOptions,
   readInputFile,
-  requirePositionals,
 } from './ops-args';
 import { localApiUrl } from './stack-target';
-import { CliError, type CommandRun } from './types';
+import { CliError, type CommandContext } from './types';
 
 const USAGE =
-  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]';
+  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>] [--wait]';
 
 /** How long to wait for the webhook's answer (the ingest answers before any generation). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** How often `--wait` looks at the jobs. */
+const WAIT_POLL_MS = 500;
 
-/** Signs and posts the payload file; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(
-    ctx.argv,
-    {
-      payload: { type: 'string' },
-      url: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      'delivery-id': { type: 'string' },
-    },
-    USAGE,
-  );
-  const [integrationId] = requirePositionals(positionals, ['integrationId'], USAGE) as [string];
-  if (values.payload === undefined) throw new CliError(`--payload <file> is required (${USAGE})`, 2);
+/** What `docrelay send` takes besides the integration. */
+export interface SendOptions {
+  readonly payload: string;
+  readonly url?: string;
+  readonly header?: string[];
+  readonly deliveryId?: string;
+  readonly wait?: boolean;
+  /** Seconds `--wait` follows the jobs. */
+  readonly timeout: number;
+}
+
+/** Signs and posts the payload file (then, with --wait, follows its jobs); resolves to the exit code. */
+export async function send(ctx: CommandContext, integrationId: string, values: SendOptions): Promise<number> {
   const extraHeaders = parseHeaderOptions(values.header ?? [], USAGE);
 
   const settings = readLocalSettings(ctx.env, ctx.cwd);
@@ -50,7 +51,7 @@ export const run: CommandRun = async (ctx) => {
       `integration "${integrationId}" takes EventBridge events, not webhooks: use docrelay put-event ${integrationId} --event <file>`,
     );
   }
-  const deliveryId = values['delivery-id'];
+  const deliveryId = values.deliveryId;
   const idSource = senderScheme(verify.scheme)?.deliveryId;
   if (deliveryId !== undefined && (idSource === undefined || !('header' in idSource))) {
     throw new CliError(
@@ -111,12 +112,68 @@ export const run: CommandRun = async (ctx) => {
   } catch {
     body = undefined;
   }
-  if (response.ok) {
-    ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
+  if (!response.ok) throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
+  ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
+  if (values.wait !== true) return 0;
+  const jobIds = jobIdsOf(body);
+  if (jobIds.length === 0) {
+    ctx.stderr.write('no job to wait for\n');
     return 0;
   }
-  throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
-};
+  return await waitForJobs(ctx, jobIds, { timeoutMs: values.timeout * 1000, pollMs: WAIT_POLL_MS });
+}
+
+function jobIdsOf(body: unknown): string[] {
+  const jobs = (body as { jobs?: unknown } | undefined)?.jobs;
+  if (!Array.isArray(jobs)) return [];
+  return jobs
+    .map((job) => (job as { jobId?: unknown }).jobId)
+    .filter((id): id is string => typeof id === 'string');
+}
+
+/**
+ * Follows the jobs (through the stack the CLI targets: the local API, or the table on AWS) until each is
+ * stored or failed, with a progress line on stderr; 0 when all are stored, 1 when one failed or time ran out.
+ */
+export async function waitForJobs(
+  ctx: CommandContext,
+  jobIds: readonly string[],
+  options: { timeoutMs: number; pollMs: number; sleep?: (ms: number) => Promise<void> },
+): Promise<number> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)));
+  const deadline = Date.now() + options.timeoutMs;
+  const tty = (ctx.stderr as { isTTY?: boolean }).isTTY === true;
+  let last = '';
+  for (;;) {
+    const views = await Promise.all(jobIds.map((jobId) => findJob(ctx, jobId)));
+    const stored = views.filter((view) => view.status === 'stored');
+    const failed = views.filter((view) => view.status === 'failed');
+    const open = views.filter((view) => view.status !== 'stored' && view.status !== 'failed');
+    const progress = `waiting: ${stored.length}/${views.length} stored, ${failed.length} failed${open.length === 0 ? '' : ` (${open.map((v) => `${v.jobId} ${v.status}`).join(', ')})`}`;
+    if (progress !== last) {
+      ctx.stderr.write(tty ? `\r\x1b[K${progress}` : `${progress}\n`);
+      last = progress;
+    }
+    if (open.length === 0) {
+      if (tty) ctx.stderr.write('\n');
+      for (const view of views) {
+        const detail =
+          view.status === 'stored'
+            ? view.files.map((file) => `s3://${file.bucket}/${file.key}`).join(', ')
+            : `${view.error?.code ?? 'FAILED'}: ${(view.error?.message ?? '').replace(/\s+/g, ' ')}`;
+        ctx.stderr.write(`job ${view.jobId} ${view.status}: ${detail}\n`);
+      }
+      return failed.length === 0 ? 0 : 1;
+    }
+    if (Date.now() >= deadline) {
+      if (tty) ctx.stderr.write('\n');
+      throw new CliError(
+        `gave up waiting after ${Math.round(options.timeoutMs / 1000)} s: ${open.map((v) => `${v.jobId} is ${v.status}`).join(', ')} (docrelay jobs show <jobId> follows up)`,
+      );
+    }
+    await sleep(options.pollMs);
+  }
+}
 
 /** A problem+json answer as `title: detail`, on one line. */
 function describeProblem(body: unknown, fallback: string): string {

@@ -23,7 +23,14 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { JOB_TABLE } from '../../config/table-contract';
 import { JobConflictError } from '../../core/errors';
-import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
+import {
+  applyChanges,
+  type DeliveryRecord,
+  isFinal,
+  type JobChanges,
+  type JobRecord,
+  type JobStatus,
+} from '../../core/job';
 import type { CreateDeliveryResult, JobRepository, StrandedItems } from '../../ports/job-repository';
 import { JobStoreError } from './errors';
 
@@ -280,6 +287,55 @@ export class DynamoJobRepository implements JobRepository {
       if (startKey === undefined) break;
     }
     return failed;
+  }
+
+  /**
+   * Jobs, newest first (the signature the JobRepository port's `listJobs` takes on the console branch).
+   * FALLBACK, to be replaced by the console branch's index query: a bounded scan (at most 20 pages) sorted in
+   * memory, no cursor. Fine for the local stack; on AWS a scan is what the index exists to avoid.
+   */
+  async listJobs(query: {
+    integration?: string;
+    status?: JobStatus;
+    since?: string;
+    deliveryId?: string;
+    limit?: number;
+    cursor?: string;
+  }): Promise<{ jobs: JobRecord[]; cursor?: string }> {
+    const jobs: JobRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    for (let page = 0; page < 20; page += 1) {
+      let result: ScanCommandOutput;
+      try {
+        result = await this.ddb.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: '#kind = :job',
+            ExpressionAttributeNames: { '#kind': 'kind' },
+            ExpressionAttributeValues: { ':job': 'job' },
+            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+          }),
+        );
+      } catch (error) {
+        throw new JobStoreError('list jobs', error);
+      }
+      for (const item of result.Items ?? []) {
+        const job = toJob(item);
+        if (query.integration !== undefined && job.integration !== query.integration) continue;
+        if (query.status !== undefined && job.status !== query.status) continue;
+        if (query.deliveryId !== undefined && job.deliveryId !== query.deliveryId) continue;
+        if (query.since !== undefined && job.receivedAt < query.since) continue;
+        jobs.push(job);
+      }
+      startKey = result.LastEvaluatedKey;
+      if (startKey === undefined) break;
+    }
+    jobs.sort((a, b) =>
+      a.receivedAt === b.receivedAt
+        ? b.jobId.localeCompare(a.jobId)
+        : b.receivedAt.localeCompare(a.receivedAt),
+    );
+    return { jobs: jobs.slice(0, query.limit ?? 50) };
   }
 
   private async get(pk: string, operation: string): Promise<Record<string, unknown> | undefined> {
