@@ -66,8 +66,9 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     .configureOutput({
       writeOut: (text) => ctx.stdout.write(text),
       writeErr: (text) => ctx.stderr.write(text),
+      // A usage error is one line, with where to look.
+      outputError: (text, write) => write(`${text.trimEnd()} (add --help for usage)\n`),
     })
-    .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)
     .configureHelp({ helpWidth: 110 })
     .addHelpText(

@@ -420,29 +420,39 @@ async function purgeInvalid(): Promise<void> {
 
 describe('usage and targets', () => {
   it.each([
-    [['send'], /^docrelay send: missing <integrationId> \(usage: docrelay send/],
-    [['send', 'github-releases'], /--payload <file> is required/],
-    [['send', 'github-releases', '--payload', 'x', '--bogus'], /Unknown option '--bogus'/],
+    [['send'], /^error: required option '--payload <file>' not specified \(add --help for usage\)\n$/],
+    [['send', '--payload', 'x'], /missing required argument 'integrationId'/],
+    [['send', 'github-releases'], /required option '--payload <file>' not specified/],
+    [['send', 'github-releases', '--payload', 'x', '--bogus'], /unknown option '--bogus'/],
     [
       ['send', 'stripe-invoices', '--payload', 'x', '--delivery-id', 'd'],
       /scheme stripe carries no delivery id header/,
     ],
-    [['put-event', 'order-events'], /--event <file> is required/],
-    [['jobs'], /missing <action>/],
-    [['jobs', 'list', 'x'], /unknown action "list"/],
-    [['replay'], /missing <jobId>/],
-    [['replay', 'a', 'b'], /unexpected argument "b"/],
-    [['dlq'], /missing <list\|redrive>/],
-    [['dlq', 'purge'], /unknown action "purge"/],
-    [['dlq', 'list', '--max', '0'], /--max must be a positive whole number/],
-    [['dlq', 'redrive', '--json'], /--json is for dlq list/],
+    [['put-event', 'order-events'], /required option '--event <file>' not specified/],
+    [['jobs', 'lis'], /unknown command 'lis'.*Did you mean list\?/s],
+    [['jobs', 'list', 'x'], /too many arguments for 'list'/],
+    [['jobs', 'list', '--status', 'done'], /Allowed choices are queued, processing, created, stored, failed/],
+    [['jobs', 'list', '--since', 'yesterday'], /--since must be an ISO 8601 time or a duration/],
+    [['replay'], /missing required argument 'jobId'/],
+    [['replay', 'a', 'b'], /too many arguments for 'replay'/],
+    [['dlq', 'purge'], /unknown command 'purge'/],
+    [['dlq', 'list', '--max', '0'], /It must be a whole number from 1 to 100000/],
+    [['dlq', 'redrive', '--json'], /unknown option '--json'/],
   ])('%j is a usage error: exit 2, one line', async (argv, message) => {
     const result = await cli(argv);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    oneLine(result.stderr);
     expect(result.stderr).toMatch(message);
   });
+
+  it.each([['jobs'], ['dlq'], ['templates']])(
+    '%s without a subcommand shows its subcommands on stderr, exit 2',
+    async (name) => {
+      const result = await cli([name]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`^Usage: docrelay ${name} \\[options\\] \\[command\\]`));
+    },
+  );
 
   it('says to start the stack when none runs for the data directory', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'docrelay-cli-ops-empty-'));
