@@ -179,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const events = consoleEvents(join(settings.dataDir, 'events.jsonl'), line);
 
     /** The handlers that depend on the configuration, built by the same builders as on AWS. */
-    const wire = (loaded: LoadedConfig) => {
+    const wire = (loaded: LoadedConfig, secrets: FileSecretSource) => {
       const ingestDeps = buildIngestDeps({
         config: loaded,
         secrets,
@@ -213,7 +213,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         eventIngest: makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel })),
       };
     };
-    let wiring = wire(config);
+    let wiring = wire(config, secrets);
 
     const templateClient = new DocgenClient({
       baseUrl: docgenUrl,
@@ -332,7 +332,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         return { reloaded: false, problems, ...(problems.length === 0 ? { error: firstLineOf(error) } : {}) };
       }
       await ensureConfigSecrets(settings.secretsFile, loaded, line);
-      wiring = wire(loaded);
+      // A new secret source: the new config may name secrets the old one's cache has not seen.
+      wiring = wire(loaded, new FileSecretSource(settings.secretsFile, overrides));
       line(`config reloaded from ${source}: ${describeConfig(loaded)}`);
       const warnings = await checkTemplates(loaded);
       return { reloaded: true, config: loaded, warnings };
