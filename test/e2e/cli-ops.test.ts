@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { main } from '../../bin/docrelay';
 import { readLocalSettings } from '../../functions/commons/env';
@@ -342,11 +342,25 @@ describe('failed jobs: jobs show, dlq list, dlq redrive, replay', () => {
 
     const created = stack.emulator?.stats().documentsCreated ?? 0;
     const fresh = await cli(['replay', jobId, '--fresh']);
-    expect(fresh.stdout).toBe(
-      `job ${jobId}: stored -> queued (replay from the start: a new document will be generated)\n`,
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toMatch(
+      new RegExp(
+        `^job ${jobId}: stored -> queued \\(replay from the start: a new document will be generated\\)\n`,
+      ),
     );
-    await new Promise((done) => setTimeout(done, 50));
     const after = await waitForStatus(jobId, ['stored', 'failed']);
+    // The new files replace the old: the job's prefix holds only them.
+    const listed = await stack.clients.s3.send(
+      new ListObjectsV2Command({ Bucket: after.files[0]?.bucket, Prefix: `internal-notes/` }),
+    );
+    const keys = (listed.Contents ?? [])
+      .map((object) => object.Key)
+      .filter((key) => key?.includes(`/${jobId}/`));
+    expect(keys).toEqual(after.files.map((file) => file.key));
+    for (const file of before.files) {
+      if (file.key !== after.files[0]?.key)
+        expect(fresh.stdout).toContain(`removed the previous s3://${file.bucket}/${file.key}`);
+    }
     expect(after.status).toBe('stored');
     expect(after.document?.id).not.toBe(before.document?.id);
     expect(after.documentsRequested).toBe(before.documentsRequested + 1);
