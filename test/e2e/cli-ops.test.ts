@@ -11,6 +11,7 @@ import { basename, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { tailJobs } from '../../bin/commands/tail';
 import { main } from '../../bin/docrelay';
 import { readLocalSettings } from '../../functions/commons/env';
 import type { JobRecord } from '../../functions/core/job';
@@ -256,6 +257,41 @@ describe('finding and following: send --wait, jobs list, jobs download', () => {
     expect(table.code).toBe(0);
     expect(table.stdout.trimEnd().split('\n')).toHaveLength(2);
     expect(table.stdout).toMatch(new RegExp(`${jobId}\\s+stored\\s+internal-notes/note`));
+  });
+
+  it('tail prints the newest jobs, then a line for each job that appears or changes', async () => {
+    const stdout = new PassThrough();
+    let text = '';
+    stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    const controller = new AbortController();
+    let looks = 0;
+    let newJob = '';
+    // Between the first and the second look a new job is sent and stored; the second look ends the tail.
+    const step = async (): Promise<void> => {
+      looks += 1;
+      if (looks === 1) {
+        [newJob] = (await send('internal-notes', 'internal-note.json')) as [string];
+        await waitForStatus(newJob, ['stored']);
+      } else {
+        controller.abort();
+      }
+    };
+    const code = await tailJobs(
+      { stdout, stderr: new PassThrough(), cwd: root, env: { DOCRELAY_DATA_DIR: dataDir } },
+      { interval: 1, integration: 'internal-notes', json: true },
+      controller.signal,
+      step,
+    );
+    expect(code).toBe(0);
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { jobId: string; status: string });
+    expect(lines.length).toBeLessThanOrEqual(11);
+    expect(lines.at(-1)).toMatchObject({ jobId: newJob, status: 'stored' });
+    expect(lines.find((line) => line.jobId === jobId)).toBeDefined();
   });
 
   it('jobs download writes the stored file byte for byte', async () => {
