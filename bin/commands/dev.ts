@@ -3,7 +3,8 @@
  * base URL once it takes webhooks, picks up config edits while it runs, and stops cleanly on Ctrl-C.
  */
 
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { readLocalSettings } from '../../functions/commons/env';
 import { ConfigError } from '../../functions/config/errors';
 import { loadConfigFile } from '../../functions/config/load';
@@ -84,7 +85,10 @@ export function readyLines(
     `  data:      ${settings.dataDir}   config: ${displayPath(settings.configPath, cwd)} (edits are picked up)`,
   ];
   if (webhook !== undefined) {
-    lines.push(`  try:       npx docrelay send ${webhook.id} --payload <file> --wait`);
+    // The sample `docrelay init` writes, when there is one.
+    const sample = join(dirname(settings.configPath), 'samples', `${webhook.id}.json`);
+    const payload = existsSync(sample) ? displayPath(sample, cwd) : '<file>';
+    lines.push(`  try:       npx docrelay send ${webhook.id} --payload ${payload} --wait`);
   } else if (integrations[0] !== undefined) {
     lines.push(`  try:       npx docrelay put-event ${integrations[0].id} --event <file>`);
   } else {
