@@ -40,7 +40,7 @@ export async function check(ctx: CommandContext, options: { offline?: boolean })
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(
-      `cannot read templates from ${connection.baseUrl}: ${message.split('\n')[0]} (docrelay check --offline skips the service)`,
+      `cannot read templates from ${connection.baseUrl}${connection.source === 'config' ? ` (service.baseUrl; no local stack or emulator runs for ${settings.dataDir})` : ''}: ${message.split('\n')[0]} (start npm start, or docrelay check --offline skips the service)`,
     );
   }
   printProblems(ctx, relative, report.problems, report.warnings);

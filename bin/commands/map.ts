@@ -4,6 +4,8 @@
  * emulator), creates nothing.
  */
 import { readLocalSettings } from '../../functions/commons/env';
+import type { DocgenClient } from '../../functions/docgen/client';
+import { MappingError } from '../../functions/mapping/errors';
 import { mapDelivery } from '../../functions/mapping/mapper';
 import { createTemplateCache } from '../../functions/mapping/template-cache';
 import { connectDocgenClient } from '../../local/service-connection';
@@ -50,12 +52,25 @@ export async function map(ctx: CommandContext, integrationId: string, values: Ma
   }
   const offline = values.offline === true ? await startOfflineService(ctx.cwd, values.templates) : undefined;
   try {
-    const client = offline?.client ?? (await connectDocgenClient(settings, loaded.config.service)).client;
-    const documents = await mapDelivery(
-      integration,
-      { body, headers, query, receivedAt: new Date().toISOString() },
-      createTemplateCache(client),
-    );
+    const connected =
+      offline === undefined ? await connectDocgenClient(settings, loaded.config.service) : undefined;
+    const client = offline?.client ?? (connected?.client as DocgenClient);
+    let documents: Awaited<ReturnType<typeof mapDelivery>>;
+    try {
+      documents = await mapDelivery(
+        integration,
+        { body, headers, query, receivedAt: new Date().toISOString() },
+        createTemplateCache(client),
+      );
+    } catch (error) {
+      // No stack and no emulator: the config's service.baseUrl (often the sample's placeholder) was tried.
+      if (connected?.connection.source === 'config' && !(error instanceof MappingError)) {
+        throw new CliError(
+          `cannot read templates from ${connected.connection.baseUrl} (service.baseUrl; no local stack or emulator runs for ${settings.dataDir}): ${firstLine(error)}; start npm start, or map with --offline`,
+        );
+      }
+      throw error;
+    }
     ctx.stdout.write(`${JSON.stringify(documents, null, 2)}\n`);
     return 0;
   } finally {

@@ -175,6 +175,21 @@ describe('without a stack', () => {
     ]);
   });
 
+  it('map and check without a stack or --offline say so, and name --offline', async () => {
+    // A closed loopback port stands for the sample's placeholder service.
+    await writeFile(
+      join(dir, 'docrelay.yaml'),
+      NOTES.replace('https://docs.example.com', 'http://127.0.0.1:9'),
+    );
+    await writeFile(join(dir, 'note.json'), '{}');
+    const mapped = await cli(['map', 'notes', '--payload', 'note.json']);
+    expect(mapped.code).toBe(1);
+    expect(mapped.stderr).toMatch(/no local stack or emulator runs for .*map with --offline/);
+    const checked = await cli(['check']);
+    expect(checked.code).toBe(1);
+    expect(checked.stderr).toMatch(/no local stack or emulator runs for .*check --offline skips the service/);
+  });
+
   it('map --offline --templates reads the given folder', async () => {
     await writeFile(join(dir, 'note.json'), '{}');
     const result = await cli([
