@@ -47,7 +47,7 @@ export interface CostLine {
 }
 
 /**
- * DynamoDB request units per document, counted from functions/jobs/job-store.ts and the ingest and worker:
+ * DynamoDB request units per document, counted from functions/adapters/dynamodb/job-table.ts and the ingest and worker:
  * ingest: PutItem delivery (≈3 WRU: the sealed payload of an ~8 KB webhook gzips to ~3 KB), PutItem job
  * (1 WRU), UpdateItem delivery enqueued (≈3 WRU, billed on the larger item); worker: GetItem job (1 RRU,
  * strongly consistent), UpdateItem claim, GetItem delivery (1 RRU), UpdateItem created, UpdateItem file

@@ -57,6 +57,9 @@ class NullJobRepository extends InMemoryJobRepository {
   ): Promise<CreateDeliveryResult> {
     return { created: true };
   }
+  override async claimContent(_integration: string, _key: string, deliveryId: string): Promise<string> {
+    return deliveryId;
+  }
   override async ensureJobs(_jobs: readonly JobRecord[]): Promise<void> {}
   override async markDeliveryEnqueued(
     _integration: string,
@@ -120,6 +123,8 @@ export async function runIngestOverhead(options: IngestOverheadOptions): Promise
         headers: headers(),
         rawBody: body,
         query: {},
+        method: 'POST',
+        url: 'https://hooks.example.test/v1/hooks/github-prs',
       });
       const bodyText = body.toString('utf8');
       const event = (): APIGatewayProxyEventV2 => ({

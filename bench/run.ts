@@ -229,7 +229,9 @@ export function renderMarkdown(report: BenchReport): string {
   );
   lines.push(`- Run: ${report.startedAt}, ${fmt(report.seconds)} s`);
   lines.push('');
-  lines.push('| Benchmark | Case | Metric | docrelay | Baseline | Ratio | Target | Met |');
+  lines.push(
+    '| Benchmark | Case | Metric | docrelay | Baseline | Ratio (docrelay / baseline; / target where the baseline says so) | Target | Met |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|');
   for (const row of report.rows) {
     lines.push(

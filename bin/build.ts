@@ -1,6 +1,6 @@
 /**
  * `npm run build`: bundles each Lambda function exactly as the CDK construct does (same esbuild options, the
- * validated configuration beside it) into dist/<function>/, and prints each bundle's size. What `cdk deploy`
+ * validated configuration beside it) into dist/bundles/<function>/, and prints each bundle's size. What `cdk deploy`
  * uploads, without CDK; the benchmarks and anyone inspecting a bundle use it.
  */
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -20,7 +20,7 @@ import {
 async function main(): Promise<void> {
   const settings = readLocalSettings();
   const config = await loadConfigFile(settings.configPath);
-  const out = join(PROJECT_ROOT, 'dist');
+  const out = join(PROJECT_ROOT, 'dist', 'bundles');
   await rm(out, { recursive: true, force: true });
   const bundling = docrelayBundling(join(out, BUNDLED_CONFIG_FILE));
   for (const name of FUNCTION_NAMES) {

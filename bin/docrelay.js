@@ -9,6 +9,13 @@ process.on('warning', (warning) => {
     process.stderr.write(`${text}\n`);
   }
 });
+// The package others install holds the CDK construct (dist/) and the functions' sources, not the CLI's.
+if (!require('node:fs').existsSync(require('node:path').join(__dirname, 'docrelay.ts'))) {
+  process.stderr.write(
+    'docrelay: the CLI runs from a clone of the repository (npm ci, then npx docrelay ...)\n',
+  );
+  process.exit(1);
+}
 require('tsx/cjs');
 const { main } = require('./docrelay.ts');
 main(process.argv.slice(2), {

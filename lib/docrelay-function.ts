@@ -5,7 +5,7 @@
  * with the validated configuration copied into the asset beside the code.
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -21,10 +21,47 @@ import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { LAMBDA_ENV } from '../functions/config/lambda-env';
 
-/** The repository root: `functions/` and `package-lock.json` are found from here. */
-export const PROJECT_ROOT = resolve(__dirname, '..');
+/**
+ * The first directory at or above `start` holding one of `names`, with the name found there; undefined at the
+ * file system's root.
+ */
+function findUp(start: string, names: readonly string[]): { dir: string; name: string } | undefined {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const name = names.find((candidate) => existsSync(join(dir, candidate)));
+    if (name !== undefined) return { dir, name };
+    if (dirname(dir) === dir) return undefined;
+  }
+}
 
-/** File name of the configuration inside every function's asset (read by functions/runtime/lambda-runtime.ts). */
+/**
+ * docrelay's package root, where `functions/` is: the repository in a clone (this file runs from lib/ through
+ * tsx or Jest), or `node_modules/docrelay` when installed (it runs from dist/lib/, and the package ships the
+ * functions' TypeScript sources for esbuild to bundle at the consumer's synth).
+ */
+export const PROJECT_ROOT = findUp(__dirname, ['package.json'])?.dir ?? join(__dirname, '..');
+
+/** The lock files NodejsFunction recognises, in the order it looks for them. */
+const LOCK_FILES = ['pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'bun.lockb', 'package-lock.json'] as const;
+
+/**
+ * The directory esbuild runs in and the lock file that picks the package manager (`npx --no-install esbuild`
+ * for npm). In a clone that is the repository and its package-lock.json. Installed, the package ships no lock
+ * file (npm never packs one), so it is the app that installed docrelay: its root holds the lock file, sits
+ * above node_modules/docrelay (NodejsFunction wants the entry under the project root), and its
+ * node_modules/.bin holds the esbuild docrelay depends on.
+ */
+export function bundlingRoot(packageRoot: string = PROJECT_ROOT): { projectRoot: string; lockFile: string } {
+  const found = findUp(packageRoot, LOCK_FILES);
+  if (found === undefined) {
+    throw new Error(
+      `docrelay: no lock file (${LOCK_FILES.join(', ')}) at or above ${packageRoot}; ` +
+        'install docrelay with a package manager that writes one, so its functions can be bundled',
+    );
+  }
+  return { projectRoot: found.dir, lockFile: join(found.dir, found.name) };
+}
+
+/** File name of the configuration inside every function's asset (read by functions/wiring/lambda.ts). */
 export const BUNDLED_CONFIG_FILE = 'docrelay.config.json';
 
 /** The Lambda runtime of every function: the newest Node.js this aws-cdk-lib knows. */
@@ -183,7 +220,7 @@ export class DocRelayFunction extends NodejsFunction {
     });
     // Only the two actions Lambda needs to write logs, on this function's log group alone.
     logGroup.grantWrite(role);
-    const lockFile = join(PROJECT_ROOT, 'package-lock.json');
+    const { projectRoot, lockFile } = bundlingRoot();
     super(scope, id, {
       ...props.functionProps,
       description: props.description,
@@ -196,8 +233,8 @@ export class DocRelayFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       role,
       logGroup,
-      projectRoot: PROJECT_ROOT,
-      ...(existsSync(lockFile) ? { depsLockFilePath: lockFile } : {}),
+      projectRoot,
+      depsLockFilePath: lockFile,
       bundling: docrelayBundling(props.configFile),
       environment: {
         ...props.environment,

@@ -1,14 +1,19 @@
 /**
- * Loading the configuration bundled beside a Lambda function's code: JSON written by the CDK construct after
- * validating it at synth. Checked again against the same schema (a package could be edited by hand), but
- * read with JSON.parse: the YAML parser the CLI and the local stack need would only weigh on cold starts.
+ * Loading the configuration bundled beside a Lambda function's code: the JSON the CDK construct wrote after
+ * validating it at synth against the full schema, defaults filled (lib/builders/secrets.ts). It is trusted as
+ * such: the zod schema (and its ~450 KB) stays off the Lambda path, and JSON.parse replaces the YAML parser.
+ * Its shape is checked just enough to fail with a clear message on a file that is not such an output, and
+ * compiling its expressions checks those again.
  */
 import { readFileSync } from 'node:fs';
 import { compileConfig, type LoadedConfig } from './compile';
 import { ConfigError, ConfigFileError } from './errors';
-import { DocrelayConfigSchema } from './schema';
+import type { DocrelayConfig } from './schema';
 
-/** Reads and validates the bundled JSON configuration, and compiles its expressions. */
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Reads the bundled JSON configuration (validated at synth) and compiles its expressions. */
 export function loadBundledConfigSync(path: string): LoadedConfig {
   let data: unknown;
   try {
@@ -16,12 +21,17 @@ export function loadBundledConfigSync(path: string): LoadedConfig {
   } catch (error) {
     throw new ConfigFileError(path, error);
   }
-  const result = DocrelayConfigSchema.safeParse(data);
-  if (!result.success) {
-    throw new ConfigError(
-      path,
-      result.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
-    );
+  const problems: Array<{ path: string; message: string }> = [];
+  if (!isRecord(data)) problems.push({ path: '', message: 'is not a configuration object' });
+  else {
+    const service = data.service;
+    if (!isRecord(service) || typeof service.baseUrl !== 'string' || typeof service.apiKeySecret !== 'string')
+      problems.push({ path: 'service', message: 'needs baseUrl and apiKeySecret' });
+    if (!isRecord(data.storage) || typeof data.storage.keyPattern !== 'string')
+      problems.push({ path: 'storage', message: 'needs keyPattern (the construct writes defaults filled)' });
+    if (!Array.isArray(data.integrations) || !data.integrations.every(isRecord))
+      problems.push({ path: 'integrations', message: 'must be a list of integrations' });
   }
-  return compileConfig(result.data, path);
+  if (problems.length > 0) throw new ConfigError(path, problems);
+  return compileConfig(data as unknown as DocrelayConfig, path);
 }

@@ -255,6 +255,24 @@ const verifyOptionFields = {
     .optional()
     .describe(describeOption('toleranceSeconds')),
   allowUnsigned: z.boolean().optional().describe(describeOption('allowUnsigned')),
+  algorithm: z.enum(['sha1', 'sha256', 'sha512']).optional().describe(describeOption('algorithm')),
+  signedContent: z.string().min(1).optional().describe(describeOption('signedContent')),
+  timestampHeader: z
+    .string()
+    .regex(HEADER_NAME, 'must be an HTTP header name')
+    .optional()
+    .describe(describeOption('timestampHeader')),
+  idHeader: z
+    .string()
+    .regex(HEADER_NAME, 'must be an HTTP header name')
+    .optional()
+    .describe(describeOption('idHeader')),
+  topicArn: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}$/, 'must be an SNS topic ARN')
+    .optional()
+    .describe(describeOption('topicArn')),
+  verifyTokenSecret: secretName.optional().describe(describeOption('verifyTokenSecret')),
 } satisfies Record<VerifyOptionName, z.ZodType>;
 
 const VERIFY_OPTION_NAMES = Object.keys(verifyOptionFields) as VerifyOptionName[];
@@ -308,6 +326,8 @@ export const VerifyConfigSchema = z
     // Scheme defaults are filled here so every consumer (ingest, CLI send, CDK) sees the same values.
     const out: VerifyConfig = { ...verify };
     if (out.header !== undefined) out.header = out.header.toLowerCase();
+    if (out.timestampHeader !== undefined) out.timestampHeader = out.timestampHeader.toLowerCase();
+    if (out.idHeader !== undefined) out.idHeader = out.idHeader.toLowerCase();
     const options = senderScheme(verify.scheme)?.options ?? {};
     const filled = out as Record<VerifyOptionName, unknown>;
     for (const option of VERIFY_OPTION_NAMES) {
@@ -387,6 +407,26 @@ const eventPattern = z
   })
   .describe('EventBridge event pattern, e.g. { source: ["myapp.orders"], detail-type: ["Order Paid"] }.');
 
+/** `integrations[].respond`: a fixed answer to every accepted delivery (new, duplicate or matching no rule). */
+export const RespondConfigSchema = z
+  .strictObject({
+    status: z
+      .number()
+      .int('must be a whole number')
+      .min(200, 'a delivery that was accepted is answered with 2xx')
+      .max(299, 'a delivery that was accepted is answered with 2xx')
+      .default(200)
+      .describe('HTTP status (2xx).'),
+    contentType: z
+      .string()
+      .regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i, 'must be a media type, e.g. text/plain')
+      .max(200)
+      .default('text/plain')
+      .describe('Content-Type of the answer.'),
+    body: z.string().max(10_000).default('').describe('The answer body, e.g. [accepted] or <Response/>.'),
+  })
+  .describe('A fixed answer for senders that expect one.');
+
 /** `integrations[]`: one webhook source (and/or EventBridge event source). */
 export const IntegrationConfigSchema = z
   .strictObject({
@@ -399,6 +439,18 @@ export const IntegrationConfigSchema = z
       .describe('Integration id; the webhook URL is POST /v1/hooks/{id}.'),
     verify: VerifyConfigSchema.optional().describe(
       'How webhooks are verified. Leave it out for an events-only integration: it then has no webhook URL.',
+    ),
+    publicUrl: z
+      .url({
+        protocol: /^https?$/,
+        error: 'publicUrl is an http(s) URL, e.g. https://hooks.example.com/v1/hooks/orders',
+      })
+      .optional()
+      .describe(
+        'The URL the sender posts to, as it signs it (Twilio, Square, HubSpot...): set it behind a custom domain or proxy; default rebuilt from the request.',
+      ),
+    respond: RespondConfigSchema.optional().describe(
+      'The answer to an accepted delivery, for senders that want one (Adyen: [accepted]); default 202 with JSON.',
     ),
     deliveryId: expression('deliveryId')
       .optional()
@@ -463,6 +515,8 @@ export type ServiceConfig = z.output<typeof ServiceConfigSchema>;
 export type StorageConfig = z.output<typeof StorageConfigSchema>;
 /** `ingest` after validation. */
 export type IngestConfig = z.output<typeof IngestConfigSchema>;
+/** An integration's `respond` after validation. */
+export type RespondConfig = z.output<typeof RespondConfigSchema>;
 /** One integration after validation. */
 export type IntegrationConfig = z.output<typeof IntegrationConfigSchema>;
 /** One document rule after validation. */

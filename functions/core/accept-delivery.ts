@@ -13,10 +13,18 @@ import { evaluateRules } from '../mapping/mapper';
 import type { JobQueue } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
 import type { SecretSource } from '../ports/secret-source';
-import { redactHeaders, verifyDelivery } from '../senders';
-import { type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
+import {
+  type HandshakeAnswer,
+  type HandshakeContext,
+  redactHeaders,
+  senderScheme,
+  type VerifyInput,
+  verifyDelivery,
+} from '../senders';
+import { bodyType, decodeBody } from './body';
+import { contentKey, type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
-import { newJobRecord, type PlannedJob } from './job';
+import { type DeliveryRecord, newJobRecord, type PlannedJob } from './job';
 import { completeOutbox } from './outbox';
 import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, sealPayload } from './payload';
 
@@ -30,6 +38,8 @@ export interface IngestDeps {
   readonly sealingSecretName: string;
   readonly now?: () => Date;
   readonly newId?: () => string;
+  /** What sender handshakes may do (confirm an SNS subscription, keep Asana's secret). */
+  readonly handshake?: HandshakeDeps;
 }
 
 /** A webhook as it arrived. */
@@ -39,6 +49,10 @@ export interface WebhookRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly rawBody: Buffer;
   readonly query: Readonly<Record<string, string>>;
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** The URL as rebuilt from the request (functions/http/api-event.ts); `publicUrl` overrides it. */
+  readonly url: string;
 }
 
 /** The answer to an accepted delivery (product-spec.md). */
@@ -59,52 +73,54 @@ export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 const unknownIntegration = (): DeliveryRefusedError =>
   new DeliveryRefusedError('unknown-integration', 'No integration is configured at this URL.');
 
-const isJsonContentType = (value: string | undefined): boolean => {
-  if (value === undefined) return false;
-  const type = value.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
-};
+/**
+ * What a handshake may do beyond answering (see HandshakeContext). Without it, SNS subscriptions are not
+ * confirmed and Asana's X-Hook-Secret is echoed but not kept (the configured secret must then hold it).
+ */
+export interface HandshakeDeps {
+  /** GETs an SNS SubscribeURL (the sns scheme checks it is https on an SNS host first). */
+  readonly fetch?: HandshakeContext['fetch'];
+  /** Stores a secret value under a secret NAME (Secrets Manager PutSecretValue on AWS). */
+  readonly keepSecret?: (name: string, value: string) => Promise<void>;
+}
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+/** The HTTP methods an integration's webhook URL takes: POST, and GET for schemes with a GET challenge. */
+export function webhookMethods(deps: Pick<IngestDeps, 'config'>, integrationId: string): readonly string[] {
+  const scheme = deps.config.integrations.get(integrationId)?.config.verify?.scheme;
+  return (scheme === undefined ? undefined : senderScheme(scheme)?.methods) ?? ['POST'];
+}
+
+/**
+ * Answers the sender's challenge or handshake when the request is one (nothing is recorded or queued),
+ * else undefined: the request is a delivery for `acceptWebhook`. Throws as acceptWebhook does.
+ */
+export async function answerHandshake(
+  deps: IngestDeps,
+  request: WebhookRequest,
+): Promise<HandshakeAnswer | undefined> {
+  const { integration, verifyInput, secretNames } = await prepareVerification(deps, request);
+  const scheme = senderScheme(verifyInput.config.scheme);
+  if (scheme?.handshake === undefined) return undefined;
+  const context = handshakeContext(deps, integration.id, secretNames[0]);
+  return scheme.handshake({ ...verifyInput, query: request.query }, context);
+}
 
 /** Verifies, parses and accepts one webhook. Throws DeliveryRefusedError, SignatureError, or a 5xx cause. */
 export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): Promise<AcceptedDelivery> {
-  const integration = deps.config.integrations.get(request.integrationId);
-  // An events-only integration (no `verify`) has no webhook URL.
-  const verify = integration?.config.verify;
-  if (integration === undefined || verify === undefined) throw unknownIntegration();
-  const limit = deps.config.config.ingest?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (request.rawBody.length > limit) {
-    throw new DeliveryRefusedError(
-      'payload-too-large',
-      `The body is ${request.rawBody.length} bytes; the limit is ${limit}.`,
-    );
+  const { integration, verifyInput } = await prepareVerification(deps, request);
+  const verify = verifyInput.config;
+  const now = verifyInput.now;
+  // A GET is only ever a handshake (Meta's challenge): there is nothing to deliver.
+  if (request.method !== 'POST') {
+    throw new DeliveryRefusedError('malformed-body', 'Deliveries are sent with POST.');
   }
-  if (!isJsonContentType(request.headers['content-type'])) {
-    throw new DeliveryRefusedError('unsupported-media-type', 'Send the body as application/json.');
-  }
-  const names =
-    verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
-  const secrets = await Promise.all(names.map((name) => deps.secrets.get(name)));
-  const now = deps.now?.() ?? new Date();
+  const type = bodyType(senderScheme(verify.scheme)?.bodyMediaType ?? request.headers['content-type']);
   // Verify the bytes exactly as received, before anything parses them.
-  verifyDelivery({ rawBody: request.rawBody, headers: request.headers, config: verify, secrets, now });
-
-  let bodyText: string;
-  try {
-    bodyText = utf8.decode(request.rawBody);
-  } catch {
-    throw new DeliveryRefusedError('malformed-body', 'The body is not valid UTF-8.');
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(bodyText);
-  } catch (error) {
-    const detail = error instanceof RangeError ? 'The JSON nests too deeply.' : 'The body is not valid JSON.';
-    throw new DeliveryRefusedError('malformed-body', detail);
-  }
+  verifyDelivery(verifyInput);
+  const { bodyText, body } = decodeBody(request.rawBody, type);
   const input: MappingInput = {
     body,
+    contentType: type.mediaType,
     headers: request.headers,
     query: request.query,
     receivedAt: now.toISOString(),
@@ -112,11 +128,82 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const deliveryId = await resolveDeliveryId(integration, input, request.rawBody, 'webhook').catch(
     rethrowMapping,
   );
+  const content = contentKey(integration, request.rawBody);
   return acceptDelivery(deps, integration, {
     deliveryId,
+    ...(content === undefined ? {} : { contentKey: content }),
     input,
-    payload: { bodyText, headers: redactHeaders(request.headers, verify), query: { ...request.query } },
+    payload: {
+      bodyText,
+      headers: redactHeaders(request.headers, verify),
+      query: { ...request.query },
+      // JSON is what a payload without a content type means, so JSON ones stay as they always were.
+      ...(type.format === 'json' ? {} : { contentType: type.mediaType }),
+    },
   });
+}
+
+/** The integration, its secrets and the verify input of one request; refuses unknown and oversized ones. */
+async function prepareVerification(
+  deps: IngestDeps,
+  request: WebhookRequest,
+): Promise<{ integration: CompiledIntegration; verifyInput: VerifyInput; secretNames: readonly string[] }> {
+  const integration = deps.config.integrations.get(request.integrationId);
+  // An events-only integration (no `verify`) has no webhook URL.
+  const verify = integration?.config.verify;
+  if (integration === undefined || verify === undefined) throw unknownIntegration();
+  // The size limit applies before anything reads the body.
+  const limit = deps.config.config.ingest?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (request.rawBody.length > limit) {
+    throw new DeliveryRefusedError(
+      'payload-too-large',
+      `The body is ${request.rawBody.length} bytes; the limit is ${limit}.`,
+    );
+  }
+  const secretNames =
+    verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
+  const secrets = await Promise.all(secretNames.map((name) => deps.secrets.get(name)));
+  const verifyInput: VerifyInput = {
+    rawBody: request.rawBody,
+    headers: request.headers,
+    config: verify,
+    secrets,
+    now: deps.now?.() ?? new Date(),
+    url: publicUrl(integration.config.publicUrl, request.url),
+    method: request.method,
+  };
+  return { integration, verifyInput, secretNames };
+}
+
+/**
+ * The URL a sender signed: the integration's `publicUrl` (with the request's query string when it has
+ * none of its own), else the URL rebuilt from the request.
+ */
+export function publicUrl(configured: string | undefined, requestUrl: string): string {
+  if (configured === undefined) return requestUrl;
+  if (configured.includes('?')) return configured;
+  const query = requestUrl.indexOf('?');
+  return query < 0 ? configured : `${configured}${requestUrl.slice(query)}`;
+}
+
+function handshakeContext(
+  deps: IngestDeps,
+  integrationId: string,
+  secretName: string | undefined,
+): HandshakeContext {
+  const { fetch, keepSecret } = deps.handshake ?? {};
+  return {
+    fetch:
+      fetch ??
+      (() =>
+        Promise.reject(new Error(`integration ${integrationId}: this ingest cannot confirm subscriptions`))),
+    keepSecret: async (value) => {
+      if (keepSecret === undefined || secretName === undefined) return;
+      await keepSecret(secretName, value);
+      deps.secrets.refresh(secretName);
+    },
+    secret: (name) => deps.secrets.get(name),
+  };
 }
 
 /** An EventBridge event for an integration with `eventBridge`: its id is the delivery id, no signature. */
@@ -148,6 +235,8 @@ function rethrowMapping(error: unknown): never {
 
 interface Delivery {
   readonly deliveryId: string;
+  /** Set when the delivery id is not covered by the signature: the signed content dedupes too. */
+  readonly contentKey?: string;
   readonly input: MappingInput;
   readonly payload: DeliveryPayload;
 }
@@ -179,6 +268,12 @@ async function acceptDelivery(
     templateId: rule.config.template.id,
     ...(rule.config.template.fileId === undefined ? {} : { templateFileId: rule.config.template.fileId }),
   }));
+  if (delivery.contentKey !== undefined) {
+    // The same signed content under another id is a replay (or a sender's redelivery with a new id): a
+    // duplicate of the delivery that holds the content.
+    const holder = await deps.jobs.claimContent(integration.id, delivery.contentKey, deliveryId);
+    if (holder !== deliveryId) return answerDuplicate(deps, integration.id, holder, now);
+  }
   const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
   const result = await deps.jobs.createDelivery(
     record,
@@ -188,12 +283,31 @@ async function acceptDelivery(
     await completeOutbox(deps, record, now.getTime(), { jobsWritten: true });
     return { status: 202, body: { deliveryId, jobs: planned.map(({ jobId, rule }) => ({ jobId, rule })) } };
   }
-  const existing = result.existing;
+  return answerDuplicate(deps, integration.id, deliveryId, now, result.existing);
+}
+
+/** Answers a duplicate of `deliveryId` with its jobs, finishing its outbox if its first attempt could not. */
+async function answerDuplicate(
+  deps: IngestDeps,
+  integration: string,
+  deliveryId: string,
+  now: Date,
+  known?: DeliveryRecord,
+): Promise<AcceptedDelivery> {
+  // A content key whose delivery is not recorded: its first attempt failed before recording it, and its
+  // sender's retry (under its own id) records it. Nothing is made for this copy.
+  const existing = known ?? (await deps.jobs.getDelivery(integration, deliveryId));
   // The first attempt did not get its messages out (it crashed, or the queue failed and the sender was told
   // so): finish its work now, so "duplicate" never stands for "nothing queued".
-  if (existing.enqueuedAt === undefined) await completeOutbox(deps, existing, now.getTime());
+  if (existing !== undefined && existing.enqueuedAt === undefined) {
+    await completeOutbox(deps, existing, now.getTime());
+  }
   return {
     status: 200,
-    body: { deliveryId, jobs: existing.jobs.map(({ jobId, rule }) => ({ jobId, rule })), duplicate: true },
+    body: {
+      deliveryId,
+      jobs: (existing?.jobs ?? []).map(({ jobId, rule }) => ({ jobId, rule })),
+      duplicate: true,
+    },
   };
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { CompiledIntegration } from '../config/compile';
 import { MappingError } from '../mapping/errors';
 import { evaluateExpression, type MappingInput, prepareInput } from '../mapping/evaluate';
-import { senderDeliveryId } from '../senders';
+import { senderDeliveryId, senderScheme } from '../senders';
 
 /** Longest accepted delivery id; longer values fall back to the body hash. */
 export const MAX_DELIVERY_ID_LENGTH = 256;
@@ -62,4 +62,25 @@ export async function resolveDeliveryId(
     candidate = senderDeliveryId(integration.config.verify, input);
   }
   return validDeliveryId(candidate) ?? bodyHashDeliveryId(rawBody);
+}
+
+/**
+ * The content key of a delivery whose id the signature does not cover (GitHub's X-GitHub-Delivery, Shopify's
+ * X-Shopify-Event-Id, or a configured `deliveryId` expression that reads `$headers` or `$query`): the SHA-256
+ * of the signed content, the raw body. Whoever holds one signed delivery (a proxy log, a "recent deliveries"
+ * page) could send it again under any id it likes; with the content key that is a duplicate too. Undefined
+ * where the id is signed, is the body hash already, or nothing is signed at all (`none`).
+ */
+export function contentKey(integration: CompiledIntegration, rawBody: Buffer): string | undefined {
+  const verify = integration.config.verify;
+  const scheme = verify === undefined ? undefined : senderScheme(verify.scheme);
+  // Nothing is signed without a secret (`none`): a replay is then no different from a forgery.
+  if (scheme === undefined || !scheme.takesSecret) return undefined;
+  const expression = integration.config.deliveryId;
+  const source = scheme.deliveryId;
+  const unsigned =
+    expression !== undefined
+      ? /\$(headers|query)\b/.test(expression)
+      : source !== undefined && 'header' in source && !source.signed;
+  return unsigned ? createHash('sha256').update(rawBody).digest('hex') : undefined;
 }

@@ -2,14 +2,16 @@
  * A delivery's payload as the worker maps it, and how it is sealed into the delivery record. Headers that
  * carry signatures or credentials are verified at ingest and dropped before anything is kept.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { DocrelayError } from '../commons/errors';
 import { openBytes, sealBytes } from '../commons/seal';
 
 /** The delivery's input as JSONata sees it, minus the parsed body (kept as its JSON text). */
 export interface DeliveryPayload {
-  /** The body's JSON text exactly as received (verified, and known to parse). */
+  /** The body's text exactly as received (verified, and known to parse). */
   readonly bodyText: string;
+  /** The body's media type when it is not JSON (payloads without one, including all older ones, are JSON). */
+  readonly contentType?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
 }
@@ -17,6 +19,7 @@ export interface DeliveryPayload {
 const metaSchema = z.strictObject({
   headers: z.record(z.string(), z.string()),
   query: z.record(z.string(), z.string()),
+  contentType: z.optional(z.string()),
 });
 
 /** DynamoDB items hold 400 KB; a sealed payload must leave room for the rest of the delivery record. */
@@ -34,7 +37,8 @@ export function sealPayload(
   integration: string,
   deliveryId: string,
 ): string {
-  const meta = Buffer.from(`${JSON.stringify({ headers: payload.headers, query: payload.query })}\n`, 'utf8');
+  const { headers, query, contentType } = payload;
+  const meta = Buffer.from(`${JSON.stringify({ headers, query, contentType })}\n`, 'utf8');
   return sealBytes([meta, Buffer.from(payload.bodyText, 'utf8')], secret, context(integration, deliveryId));
 }
 

@@ -15,6 +15,7 @@ import type { DocumentStore } from '../ports/document-store';
 import type { EventPublisher } from '../ports/event-publisher';
 import type { JobRepository } from '../ports/job-repository';
 import type { SecretSource } from '../ports/secret-source';
+import { parseBodyText, storedBodyFormat } from './body';
 import {
   AttemptsExhaustedError,
   DeliveryMissingError,
@@ -192,7 +193,8 @@ async function generateDocument(
   const mapped = await mapRule(
     rule,
     {
-      body: JSON.parse(payload.bodyText),
+      body: parseBodyText(payload.bodyText, storedBodyFormat(payload.contentType)),
+      contentType: payload.contentType ?? 'application/json',
       headers: payload.headers,
       query: payload.query,
       receivedAt: job.receivedAt,

@@ -94,6 +94,13 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
   const failures = Math.max(facts.receiveCount, facts.attempts);
   const delaySeconds = (): number => backoffSeconds(error, failures, facts.retryBaseSeconds, facts.random);
   const outage = retryable && isServiceOutage(error);
+  if (error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined && facts.canRequeue) {
+    // The service said when to come back: a new message delayed until then carries the job, so the wait is
+    // neither cut short nor counted as a failed receive (the queue's receive count starts over).
+    const asked = Math.min(MAX_BACKOFF_SECONDS, Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+    if (facts.nowMs - facts.receivedAtMs < facts.outageBudgetMs)
+      return { kind: 'requeue', delaySeconds: asked, reason };
+  }
   if (
     outage &&
     facts.receiveCount >= facts.maxReceiveCount &&

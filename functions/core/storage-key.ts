@@ -22,15 +22,22 @@ export interface KeyValues {
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
-/** Makes a value safe as one key segment. */
+/** The longest segment a value makes, in code points. */
+export const MAX_SEGMENT_CODE_POINTS = 200;
+
+/**
+ * Makes a value safe as one key segment: no control or format characters (bidi overrides, zero-width ones,
+ * which would make a key read other than it is), no lone surrogates (the SDK cannot encode them), no slashes,
+ * cut by code point (never inside a character).
+ */
 export function safeSegment(value: string): string {
   const cleaned = value
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, '')
     .replace(/[/\\]/g, '_')
     .trim();
-  if (cleaned === '' || cleaned === '.' || cleaned === '..') return '_';
-  return cleaned.slice(0, 200);
+  const cut = Array.from(cleaned).slice(0, MAX_SEGMENT_CODE_POINTS).join('');
+  if (cut === '' || cut === '.' || cut === '..') return '_';
+  return cut;
 }
 
 /** Renders a key pattern with the given values; unknown placeholders are left as written. */

@@ -94,6 +94,9 @@ export async function withRetry<T>(
       if (!(error instanceof DocgenError) || !error.retryable || n >= maxAttempts) throw error;
       const remaining = env.policy.totalBudgetMs - (env.now() - started);
       if (remaining <= 0) throw error;
+      // The service asked to wait longer than this call may: give up now with its Retry-After, so the caller
+      // waits it out in full (the worker defers the job) instead of calling again before the service said.
+      if (error.retryAfterMs !== undefined && error.retryAfterMs > remaining) throw error;
       const jittered = backoffDelay(n, env.policy, env.random);
       const delayMs = Math.min(Math.max(error.retryAfterMs ?? 0, jittered), remaining);
       env.onRetry?.({ operation, attempt: n, status: error.status, delayMs, code: error.code });

@@ -6,10 +6,15 @@ import type { CompiledExpression } from '../config/expressions';
 import { BuiltinLimitError } from './builtins';
 import type { MappingProblem } from './errors';
 
-/** What an expression sees: the body as root, plus `$headers`, `$query` and `$receivedAt`. */
+/**
+ * What an expression sees: the body as root, plus `$headers`, `$query`, `$receivedAt`, `$contentType` and,
+ * for a text/plain body, `$body`.
+ */
 export interface MappingInput {
-  /** The parsed JSON body (or the whole EventBridge event). */
+  /** The parsed body (JSON, form fields, XML as an object, or the text of a text/plain body), or the whole EventBridge event. */
   readonly body: unknown;
+  /** The body's media type, lower-case without parameters. @default 'application/json' */
+  readonly contentType?: string;
   /** Request headers, names lower-cased. */
   readonly headers: Readonly<Record<string, string>>;
   /** Query string parameters. */
@@ -63,6 +68,8 @@ export function prepareInput(
         headers: safeStringRecord(input.headers, (name) => name.toLowerCase()),
         query: safeStringRecord(input.query, (name) => name),
         receivedAt: input.receivedAt,
+        contentType: input.contentType ?? 'application/json',
+        ...(typeof input.body === 'string' ? { body: input.body } : {}),
       },
     },
   };

@@ -20,6 +20,12 @@ export interface JobRepository {
    * then writes its job records. Two concurrent calls for one delivery make one set of jobs.
    */
   createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult>;
+  /**
+   * Claims a delivery's content key (core/delivery-id.ts `contentKey`) for `deliveryId`, unless another
+   * delivery holds it: resolves to the delivery id that holds it now (this one when it was free or already
+   * its own). Kept as long as deliveries are (the table's retention).
+   */
+  claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string>;
   /** Writes the job records that do not exist yet (an existing job is left as it is). */
   ensureJobs(jobs: readonly JobRecord[]): Promise<void>;
   /** The delivery with that id, if seen. */

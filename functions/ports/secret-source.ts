@@ -7,6 +7,11 @@ export interface SecretSource {
   get(name: string): Promise<string>;
   /** Forgets the cached value, so the next `get` reads it again (a rotated secret, without a deploy). */
   refresh(name: string): void;
+  /**
+   * Stores a new value under the name, where the source can be written (a sender's handshake hands one over:
+   * Asana's X-Hook-Secret). Absent on read-only sources.
+   */
+  put?(name: string, value: string): Promise<void>;
 }
 
 /** A secret that is missing or cannot be read. Its message names the secret, never a value. */

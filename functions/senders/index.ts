@@ -16,6 +16,9 @@ export {
 export { isSenderName, SENDER_SCHEMES, SENDERS, type SenderName, senderScheme } from './registry';
 export type {
   DeliveryIdSource,
+  HandshakeAnswer,
+  HandshakeContext,
+  HandshakeRequest,
   SenderScheme,
   SignInput,
   VerifiedDelivery,
@@ -48,7 +51,11 @@ export function senderDeliveryId(
   config: VerifyConfig,
   delivery: { readonly headers: Readonly<Record<string, string>>; readonly body: unknown },
 ): unknown {
-  const source = senderScheme(config.scheme)?.deliveryId;
+  // A configured id header (generic hmac's `idHeader`) is the scheme's own id source.
+  const source =
+    config.idHeader === undefined
+      ? senderScheme(config.scheme)?.deliveryId
+      : ({ header: config.idHeader, signed: false } as const);
   if (source === undefined) return undefined;
   // Own properties only: a header or field named like an Object.prototype member must not resolve to one.
   if ('header' in source) {

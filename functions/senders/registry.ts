@@ -3,18 +3,42 @@
  * its JSON Schema, the CLI's signing, the redaction list, the default delivery ids) derives from this list:
  * adding a scheme is one module beside this file and one line here.
  */
+
+import { asana } from './asana';
+import { discord } from './discord';
 import { github } from './github';
+import { hmac } from './hmac';
 import { hmacSha256 } from './hmac-sha256';
+import { meta } from './meta';
 import { none } from './none';
 import { shopify } from './shopify';
 import { slack } from './slack';
+import { sns } from './sns';
 import { standardWebhooks } from './standard-webhooks';
 import { stripe } from './stripe';
 import { token } from './token';
 import type { SenderScheme, VerifyOptionName } from './types';
+import { xero } from './xero';
+import { zoom } from './zoom';
 
 /** The schemes, in the order the config schema and messages list them. */
-export const SENDERS = [github, stripe, shopify, slack, standardWebhooks, hmacSha256, token, none] as const;
+export const SENDERS = [
+  github,
+  stripe,
+  shopify,
+  slack,
+  standardWebhooks,
+  zoom,
+  discord,
+  asana,
+  meta,
+  sns,
+  xero,
+  hmac,
+  hmacSha256,
+  token,
+  none,
+] as const;
 
 /** The name of a known scheme (`verify.scheme`). */
 export type SenderName = (typeof SENDERS)[number]['name'];

@@ -7,9 +7,12 @@ import { hexDevSecret, signingSecret } from './common/signing';
 import type { SenderScheme } from './types';
 
 const SIGNATURE = 'x-shopify-hmac-sha256';
-const DELIVERY = 'x-shopify-webhook-id';
+// Shopify's advice: dedupe on the event id (the same for every delivery and retry of one event); the
+// webhook id names one delivery attempt's subscription message.
+const DELIVERY = 'x-shopify-event-id';
+const WEBHOOK_ID = 'x-shopify-webhook-id';
 
-/** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the raw body>`; delivery id from X-Shopify-Webhook-Id. */
+/** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the raw body>`; delivery id from X-Shopify-Event-Id. */
 export const shopify: SenderScheme<'shopify'> = {
   name: 'shopify',
   takesSecret: true,
@@ -33,13 +36,14 @@ export const shopify: SenderScheme<'shopify'> = {
     if (!anyHmacMatches(keys, [rawBody], [signature])) {
       throw new SignatureError('SIGNATURE_INVALID', 'X-Shopify-Hmac-Sha256 does not match the body');
     }
-    return { scheme: 'shopify', deliveryId: readHeader(headers, DELIVERY, 'X-Shopify-Webhook-Id') };
+    return { scheme: 'shopify', deliveryId: readHeader(headers, DELIVERY, 'X-Shopify-Event-Id') };
   },
 
   sign(input) {
     return {
       [SIGNATURE]: hmacSha256(signingSecret(input), [input.rawBody]).toString('base64'),
       [DELIVERY]: input.deliveryId ?? (input.newId ?? randomUUID)(),
+      [WEBHOOK_ID]: (input.newId ?? randomUUID)(),
       'x-shopify-triggered-at': input.now.toISOString(),
     };
   },

@@ -1,6 +1,7 @@
 import { anyHmacMatches, hmacSha256 } from './common/constant-time';
 import { decodeHex } from './common/encoding';
 import { SignatureError } from './common/errors';
+import { jsonAnswer, jsonObjectOf } from './common/handshake';
 import {
   assertWithinTolerance,
   parseUnixSeconds,
@@ -15,11 +16,13 @@ import type { SenderScheme } from './types';
 const PREFIX = 'v0=';
 const SIGNATURE = 'x-slack-signature';
 const TIMESTAMP = 'x-slack-request-timestamp';
+const MAX_CHALLENGE = 512;
 
 /**
  * Slack: `X-Slack-Signature: v0=<hex>` of HMAC-SHA256 over `v0:${X-Slack-Request-Timestamp}:${raw body}`,
  * with the timestamp within the tolerance both ways (Slack's own verifier checks only the past).
- * The event id is the body's `event_id` (Events API).
+ * The event id is the body's `event_id` (Events API). The `url_verification` challenge is verified, then
+ * answered with its `challenge`.
  */
 export const slack: SenderScheme<'slack'> = {
   name: 'slack',
@@ -31,6 +34,17 @@ export const slack: SenderScheme<'slack'> = {
   deliveryId: { bodyField: 'event_id' },
 
   devSecret: hexDevSecret,
+
+  handshake(request) {
+    const body = jsonObjectOf(request.rawBody);
+    if (body?.type !== 'url_verification') return undefined;
+    // Slack signs the challenge like any event: verified first, so an unsigned one creates nothing either.
+    slack.verify(request);
+    if (typeof body.challenge !== 'string' || body.challenge.length > MAX_CHALLENGE) {
+      throw new SignatureError('SIGNATURE_MALFORMED', 'url_verification without a challenge');
+    }
+    return jsonAnswer({ challenge: body.challenge });
+  },
 
   verify({ rawBody, headers, secrets, config, now }) {
     const keys = requireSecrets(secrets, 'slack');

@@ -24,6 +24,18 @@ export interface VerifyOptions {
   toleranceSeconds?: number;
   /** Must be true to accept unsigned deliveries. */
   allowUnsigned?: boolean;
+  /** The HMAC's hash (generic `hmac`). */
+  algorithm?: 'sha1' | 'sha256' | 'sha512';
+  /** What is signed, a template over {body}, {timestamp}, {id}, {url}, {method} (generic `hmac`). */
+  signedContent?: string;
+  /** The header carrying the signed timestamp (generic `hmac`), lower-cased by the config loader. */
+  timestampHeader?: string;
+  /** The header carrying the sender's delivery id (generic `hmac`), lower-cased by the config loader. */
+  idHeader?: string;
+  /** The SNS topic(s) whose messages are accepted: every topic in a region signs with the same certificate. */
+  topicArn?: string;
+  /** NAME of the secret holding the verify token a sender's GET challenge presents (Meta's `hub.verify_token`). */
+  verifyTokenSecret?: string;
 }
 
 /** The name of one scheme-specific option. */
@@ -69,6 +81,45 @@ export interface VerifyInput {
   secrets: readonly string[];
   /** The receive time, injected so tolerance checks are testable. */
   now: Date;
+  /**
+   * The public URL the sender posted to, with its query string exactly as sent: the integration's
+   * `publicUrl` when set, else rebuilt from the request (scheme, host, stage, path, query). Senders such as
+   * Twilio, Square and HubSpot sign it.
+   */
+  url: string;
+  /** The HTTP method, upper-case (`POST`; `GET` only for schemes that list it in `methods`). */
+  method: string;
+}
+
+/** A request that may be a sender's challenge or handshake rather than a delivery. */
+export interface HandshakeRequest extends VerifyInput {
+  /** The query string, decoded (Meta's `hub.challenge`, `hub.verify_token`). */
+  readonly query: Readonly<Record<string, string>>;
+}
+
+/** What a handshake may do besides answering; the ingest provides it, tests inject fakes. */
+export interface HandshakeContext {
+  /**
+   * GETs a URL the sender asked to be fetched (SNS `SubscribeURL`). The scheme checks the host first; the
+   * ingest's implementation also refuses anything but https to `sns.<region>.amazonaws.com`.
+   */
+  fetch(url: string): Promise<{ readonly status: number; readonly body: string }>;
+  /**
+   * Keeps a secret the sender hands over during its handshake (Asana's `X-Hook-Secret`) under the
+   * integration's first secret name, so later verifications read it from the secret source.
+   */
+  keepSecret(value: string): Promise<void>;
+  /** Reads a secret by NAME (e.g. `verifyTokenSecret`), from the same source as the verify secrets. */
+  secret(name: string): Promise<string>;
+}
+
+/** The answer to a challenge or handshake; no job is created for it. */
+export interface HandshakeAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+  /** Extra response headers (lower-case names), e.g. Asana's `x-hook-secret` echo. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** What a successful verification tells the caller about the delivery. */
@@ -95,6 +146,10 @@ export interface SignInput {
   readonly deliveryId?: string;
   /** New ids. @default randomUUID */
   readonly newId?: () => string;
+  /** The URL the delivery is posted to, for schemes that sign it (Twilio, Square, HubSpot, generic hmac's `{url}`). */
+  readonly url?: string;
+  /** The HTTP method. @default 'POST' */
+  readonly method?: string;
 }
 
 /** One sender scheme: all that is known about it. Adding a scheme is one such module and one registry line. */
@@ -116,6 +171,25 @@ export interface SenderScheme<Name extends string = string> {
    * secrets take, from random bytes; absent for a scheme without secrets.
    */
   devSecret?(random: Buffer): string;
+  /** The media type its sender's bodies are, whatever Content-Type says (SNS posts JSON as text/plain). */
+  readonly bodyMediaType?: string;
+  /** The HTTP methods its webhook route accepts. @default ['POST'] (Meta adds GET for its challenge) */
+  readonly methods?: readonly string[];
+  /**
+   * Recognises and answers the sender's challenge or handshake (Slack url_verification, Zoom URL validation,
+   * Discord PING, Asana X-Hook-Secret, Meta hub.challenge, SNS SubscriptionConfirmation, Xero
+   * intent-to-receive); undefined when the request is an ordinary delivery. Called before `verify`, with the
+   * raw bytes: a handshake the sender signs must verify it itself. Throws SignatureError to refuse.
+   */
+  handshake?(
+    request: HandshakeRequest,
+    context: HandshakeContext,
+  ): HandshakeAnswer | undefined | Promise<HandshakeAnswer | undefined>;
+  /**
+   * True when its handshake keeps a secret the sender hands over (Asana's X-Hook-Secret): the ingest may then
+   * write the integration's first secret (the construct grants PutSecretValue on it).
+   */
+  readonly keepsHandedSecret?: boolean;
   /** Verifies one delivery over its raw bytes; throws SignatureError (refuse, 401) or VerifyConfigError. */
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */

@@ -16,15 +16,44 @@ export interface IngestParts {
   readonly tableName: string;
   readonly queueUrl: string;
   readonly sealingSecretName: string;
+  /** Confirms a subscription by fetching its URL (tests inject a loopback fake). @default fetchSubscription */
+  readonly fetchSubscription?: (url: string) => Promise<{ status: number; body: string }>;
 }
 
 /** Builds what accepting a delivery needs (webhooks and EventBridge events alike). */
 export function buildIngestDeps(parts: IngestParts): IngestDeps {
+  const { secrets } = parts;
   return {
     config: parts.config,
-    secrets: parts.secrets,
+    secrets,
     jobs: new DynamoJobRepository(parts.dynamodb, parts.tableName),
     queue: new SqsJobQueue(parts.sqs, parts.queueUrl),
     sealingSecretName: parts.sealingSecretName,
+    handshake: {
+      fetch: parts.fetchSubscription ?? fetchSubscription,
+      ...(secrets.put === undefined
+        ? {}
+        : { keepSecret: (name, value) => secrets.put?.(name, value) ?? Promise.resolve() }),
+    },
   };
+}
+
+/** How long confirming a subscription may take: the sender waits for the answer. */
+const SUBSCRIPTION_TIMEOUT_MS = 10_000;
+
+/**
+ * GETs a subscription URL a sender asked to be fetched (SNS `SubscribeURL`): https only, to an
+ * `sns.<region>.amazonaws.com` host (the scheme checked it too), no redirects followed, the answer cut at 64 KiB.
+ */
+export async function fetchSubscription(url: string): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  if (target.protocol !== 'https:' || !/^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.hostname)) {
+    throw new Error('only https://sns.<region>.amazonaws.com URLs are fetched');
+  }
+  const response = await fetch(target, {
+    redirect: 'error',
+    signal: AbortSignal.timeout(SUBSCRIPTION_TIMEOUT_MS),
+  });
+  const body = (await response.text()).slice(0, 65_536);
+  return { status: response.status, body };
 }

@@ -15,6 +15,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { DocrelayConfig } from '../../functions/config/schema';
 import { JOB_TABLE } from '../../functions/config/table-contract';
+import { senderScheme } from '../../functions/senders';
 import {
   DocRelayFunction,
   type DocRelayFunctionName,
@@ -153,6 +154,23 @@ export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOption
       secretPolicyArn(wiring.sealingSecret),
     ],
   );
+  // A sender that hands its secret over in a handshake (Asana) has it kept in the integration's first secret.
+  const handedSecrets = wiring.config.integrations.flatMap((integration) => {
+    const verify = integration.verify;
+    const first = verify?.secret === undefined ? undefined : [verify.secret].flat()[0];
+    return verify !== undefined &&
+      senderScheme(verify.scheme)?.keepsHandedSecret === true &&
+      first !== undefined
+      ? [first]
+      : [];
+  });
+  if (handedSecrets.length > 0) {
+    allow(
+      fn,
+      ['secretsmanager:PutSecretValue'],
+      [...new Set(handedSecrets)].map((name) => secretPolicyArn(wiring.configSecrets.get(name)!)),
+    );
+  }
   allowKeys(fn, wiring.keys, 'write');
   return fn;
 }
@@ -205,7 +223,8 @@ export function buildWorkerFunction(
   }
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
-  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload'], [objects]);
+  // GetObject covers the HeadObject that checks a stored object's size where S3 answers no checksum.
+  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload', 's3:GetObject'], [objects]);
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn, wiring.deadLetterQueue.queueArn]);
   allow(fn, ['events:PutEvents'], [wiring.eventBusArn]);
   allow(

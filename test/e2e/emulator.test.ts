@@ -14,6 +14,7 @@ import { runEmulator } from '../../bin/commands/emulator';
 import { main } from '../../bin/docrelay';
 import type { FaultSettings } from '../../local/emulator/faults';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../../local/emulator/server';
+import { waitUntil } from './helpers/wait';
 
 jest.setTimeout(30_000);
 
@@ -685,7 +686,23 @@ describe('docrelay emulator command', () => {
       { port: 0, host: '127.0.0.1' },
       controller.signal,
     );
-    while (!stdout.text().includes('ready')) await new Promise((r) => setTimeout(r, 20));
+    let exitedEarly: unknown;
+    done.then(
+      (code) => {
+        exitedEarly = `exited with ${code}`;
+      },
+      (error: unknown) => {
+        exitedEarly = error;
+      },
+    );
+    await waitUntil(
+      'the emulator to print its ready line',
+      async () => {
+        if (exitedEarly !== undefined) throw new Error(`the emulator stopped: ${String(exitedEarly)}`);
+        return stdout.text().includes('ready') ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 20, describe: () => stdout.text() },
+    );
     const endpoints = JSON.parse(await readFile(join(dir, 'data', 'endpoints.json'), 'utf8')) as {
       emulator: { baseUrl: string };
     };
@@ -735,10 +752,14 @@ describe('docrelay emulator command', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      for (let waited = 0; !output.includes('ready'); waited += 50) {
-        if (waited > 20_000 || child.exitCode !== null) throw new Error(`emulator did not start: ${output}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitUntil(
+        'the emulator process to print its ready line',
+        async () => {
+          if (child.exitCode !== null) throw new Error(`emulator exited with ${child.exitCode}: ${output}`);
+          return output.includes('ready') ? true : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 50, describe: () => output },
+      );
       expect(output).toContain('DOCGEN_API_KEY');
       expect(output).not.toContain('process-key');
       const url = /ready at (\S+)/.exec(output)?.[1];

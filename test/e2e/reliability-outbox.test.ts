@@ -33,12 +33,13 @@ async function crashAfterRecording(
   t: TestStack,
   title: string,
   options: { withJobs: boolean },
+  now = Date.now(),
 ): Promise<{ deliveryId: string; jobId: string }> {
   const store = new DynamoJobRepository(t.stack.clients.dynamodb, t.stack.aws.tableName, {
     enqueueGraceMs: GRACE_MS,
+    now: () => now,
   });
   const deliveryId = `crash-${randomUUID()}`;
-  const now = Date.now();
   const receivedAt = new Date(now).toISOString();
   const plan = { jobId: randomUUID(), rule: 'note', templateId: '9003' };
   const sealedPayload = sealPayload(
@@ -112,13 +113,19 @@ describe('the window between recording a delivery and queueing its jobs', () => 
   });
 
   it('completes, after the grace period, deliveries an ingest recorded and then died on (with or without their jobs)', async () => {
-    const noJobs = await crashAfterRecording(t, 'Crashed before the jobs', { withJobs: false });
-    const noMessages = await crashAfterRecording(t, 'Crashed before the messages', { withJobs: true });
+    // Both recorded at one instant; the reconciler is asked about explicit instants (no sleep, no clock race).
+    const recordedAt = Date.now();
+    const noJobs = await crashAfterRecording(t, 'Crashed before the jobs', { withJobs: false }, recordedAt);
+    const noMessages = await crashAfterRecording(
+      t,
+      'Crashed before the messages',
+      { withJobs: true },
+      recordedAt,
+    );
 
     // Within the grace period a live ingest may still be sending: the reconciler leaves them alone.
-    const early = await t.stack.reconcileNow();
-    await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 200));
-    const late = await t.stack.reconcileNow();
+    const early = await t.stack.reconcileNow(recordedAt + GRACE_MS - 1);
+    const late = await t.stack.reconcileNow(recordedAt + GRACE_MS + 1);
 
     expect(early).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
     expect(late.deliveriesCompleted).toBe(2);

@@ -31,7 +31,8 @@ import { type Answer, type HookBody, readSample, startTestStack, type TestStack 
 import { waitUntil } from './helpers/wait';
 
 const DELIVERIES = Math.max(10, Math.min(2000, Number(process.env.SOAK_DELIVERIES ?? 40) || 40));
-const SEED = Number(process.env.SOAK_SEED ?? Math.floor(Math.random() * 2 ** 31));
+/** A fixed default: a CI failure names its seed and replays the same faults. SOAK_SEED explores others. */
+const SEED = Number(process.env.SOAK_SEED ?? 20_261_122);
 /** Settling time allowed in all: generous, the runs share two noisy cores. Not a performance assertion. */
 const SETTLE_MS = 60_000 + DELIVERIES * 2_000;
 
@@ -237,10 +238,13 @@ describe('soak', () => {
     );
     expect(unexpected.map(brief)).toEqual([]);
     expect(failed.length).toBe(poisonJobIds.size);
-    // One document per stored job, plus exactly one per expired link, and nothing else.
-    expect(regenerations).toBe(expired);
-    expect(stats.documentsCreated).toBe(stored.length + expired);
-    expect(jobs.reduce((sum, job) => sum + job.documentsRequested, 0)).toBe(stats.documentsCreated);
+    // Every document the service made is one a job asked for, and a job asks again only for expired links:
+    // each link that answered 404 made one, and a worker that finds its checkpointed links past their expiry
+    // asks without trying them (how many of those there are depends on the machine's speed, so the count
+    // is taken from the jobs' records, not from the clock).
+    expect(stats.documentsCreated).toBe(jobs.reduce((sum, job) => sum + job.documentsRequested, 0));
+    expect(stats.documentsCreated).toBe(stored.length + regenerations);
+    expect(regenerations).toBeGreaterThanOrEqual(expired);
     // What is in S3 is the service's bytes, one object per stored file, nothing more.
     expect(await storedProblems(t, stats, stored)).toEqual([]);
     // Nothing open, nothing queued, and the dead-letter queue holds the poison, each once.

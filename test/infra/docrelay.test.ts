@@ -395,6 +395,7 @@ describe('DocRelay with its defaults', () => {
         'dynamodb:UpdateItem',
         'events:PutEvents',
         's3:AbortMultipartUpload',
+        's3:GetObject',
         's3:PutObject',
         'secretsmanager:GetSecretValue',
         // the event source mapping's grant

@@ -61,7 +61,8 @@ describe('the configuration at synth', () => {
     expect(synth.stderr).toContain(`${BROKEN}: 4 problems`);
     // The user's problem, not a crash: no stack trace.
     expect(synth.stderr).not.toMatch(/^\s+at /m);
-  });
+    // Two node processes compiling TypeScript through tsx: seconds each on a loaded machine.
+  }, 120_000);
 
   test('the construct validates a config given in code too', () => {
     const config = fixtureConfig();

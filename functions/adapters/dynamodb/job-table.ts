@@ -64,6 +64,8 @@ export function openShard(pk: string): string {
 const jobKey = (jobId: string): string => `job#${jobId}`;
 const deliveryKey = (integration: string, deliveryId: string): string =>
   `delivery#${integration}#${deliveryId}`;
+const contentItemKey = (integration: string, contentKey: string): string =>
+  `content#${integration}#${contentKey}`;
 
 /** Reads and writes deliveries and jobs. Every job update is conditional on the version it read. */
 export class DynamoJobRepository implements JobRepository {
@@ -103,6 +105,26 @@ export class DynamoJobRepository implements JobRepository {
     }
     await this.ensureJobs(jobs);
     return { created: true };
+  }
+
+  /** Claims a content key (one conditional put), or reads which delivery holds it. */
+  async claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string> {
+    const pk = contentItemKey(integration, contentKey);
+    try {
+      await this.ddb.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk, kind: 'content', integration, deliveryId, ttl: this.ttl() },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return deliveryId;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException))
+        throw new JobStoreError('claim a content key', error);
+    }
+    const holder = await this.get(pk, 'read a content key');
+    return typeof holder?.deliveryId === 'string' ? holder.deliveryId : deliveryId;
   }
 
   /** Writes the job records that do not exist yet (idempotent: an existing job is left as it is). */

@@ -1,5 +1,6 @@
 /** Secrets locally: a JSON file of name to value, read once and cached (the SecretSource port). */
-import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { DocrelayError } from '../../commons/errors';
 import { SecretNotFoundError, type SecretSource } from '../../ports/secret-source';
 
@@ -26,6 +27,15 @@ export class FileSecretSource implements SecretSource {
   }
 
   refresh(_name: string): void {
+    this.cache = undefined;
+  }
+
+  /** Stores a value in the file (written whole, then renamed over it, readable by its owner only). */
+  async put(name: string, value: string): Promise<void> {
+    const values = { ...(await readSecretsFile(this.file)), [name]: value };
+    const temporary = `${this.file}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(temporary, `${JSON.stringify(values, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, this.file);
     this.cache = undefined;
   }
 }

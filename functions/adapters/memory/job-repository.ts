@@ -21,6 +21,7 @@ const clone = <T>(value: T): T => structuredClone(value);
 export class InMemoryJobRepository implements JobRepository {
   readonly deliveries = new Map<string, OpenDelivery>();
   readonly jobs = new Map<string, JobRecord>();
+  readonly contents = new Map<string, string>();
   /** Every write made, in order (operation and key), for assertions. */
   readonly writes: Array<{ operation: RepositoryOperation; key: string }> = [];
   private readonly faults: Array<{ operation: RepositoryOperation; error: unknown; times: number }> = [];
@@ -55,6 +56,16 @@ export class InMemoryJobRepository implements JobRepository {
     this.writes.push({ operation: 'createDelivery', key });
     await this.ensureJobs(jobs);
     return { created: true };
+  }
+
+  async claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string> {
+    this.fault('claimContent');
+    const key = `${integration}#${contentKey}`;
+    const holder = this.contents.get(key);
+    if (holder !== undefined) return holder;
+    this.contents.set(key, deliveryId);
+    this.writes.push({ operation: 'claimContent', key });
+    return deliveryId;
   }
 
   async ensureJobs(jobs: readonly JobRecord[]): Promise<void> {

@@ -2,6 +2,14 @@
  * Streams one file into S3: never whole in memory, SHA-256 and byte count computed on the way, and the copy
  * refused (no object completed) when the bytes do not add up to what was announced.
  *
+ * Then the store's copy is checked against those figures. With a client that sends checksums (the SDK's
+ * default, `requestChecksumCalculation: WHEN_SUPPORTED`, as on AWS) the upload carries a SHA-256 that the SDK
+ * computes from the bytes it sends and S3 checks against the bytes it received (refusing the upload on a
+ * difference); S3 answers with the SHA-256 it stored (one hash, or for a multipart upload the hash of the
+ * parts' hashes), and that must equal ours. A client that sends no checksums (the local emulators',
+ * `WHEN_REQUIRED`), or a store that answers none, gets a HEAD after the upload instead: the stored size must
+ * equal the bytes streamed. Either difference fails the copy (`STORED_OBJECT_MISMATCH`, retryable).
+ *
  * When the length is known up front (the download's Content-Length) and fits one PUT, the bytes go through a
  * single streamed PutObject: nothing is buffered (a multipart upload holds `partSize × queueSize` in
  * memory) and it was 2-3x faster in bench/ (docs/benchmarks.md, "copy"). A stream that ends short or runs
@@ -9,10 +17,10 @@
  */
 import { createHash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { DocrelayError } from '../../commons/errors';
-import { CopySizeMismatchError, StorageWriteError } from './errors';
+import { CopySizeMismatchError, StorageWriteError, StoredObjectMismatchError } from './errors';
 
 /** What to copy and where. */
 export interface CopyRequest {
@@ -39,20 +47,34 @@ export interface CopyRequest {
 /** S3's limit for one PUT. */
 export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
-/** What was stored. */
+/** What was stored, and how the store's copy was checked. */
 export interface CopyResult {
   readonly size: number;
   readonly sha256: string;
+  /**
+   * `sha256`: the store answered the SHA-256 of what it holds and it equals ours; `size`: the store's object
+   * (a HEAD after the upload) has as many bytes as were streamed.
+   */
+  readonly verifiedBy: 'sha256' | 'size';
 }
 
-/** Counts and hashes the bytes going through, and fails the stream when they overrun or fall short. */
+/**
+ * Counts and hashes the bytes going through, and fails the stream when they overrun or fall short. With a
+ * part size it also hashes each part as lib-storage cuts them (every part `partSize` bytes but the last), for
+ * the multipart upload's checksum of checksums.
+ */
 class MeasuringStream extends Transform {
   readonly hash = createHash('sha256');
   bytes = 0;
+  /** Raw SHA-256 of each complete part (multipart only). */
+  readonly partDigests: Buffer[] = [];
+  private partHash = createHash('sha256');
+  private partBytes = 0;
 
   constructor(
     private readonly expected: number | undefined,
     private readonly what: string,
+    private readonly partSize?: number,
   ) {
     super();
   }
@@ -64,7 +86,37 @@ class MeasuringStream extends Transform {
       return;
     }
     this.hash.update(chunk);
+    if (this.partSize !== undefined) this.hashParts(chunk, this.partSize);
     callback(null, chunk);
+  }
+
+  private hashParts(chunk: Buffer, partSize: number): void {
+    let offset = 0;
+    while (offset < chunk.length) {
+      const take = Math.min(partSize - this.partBytes, chunk.length - offset);
+      this.partHash.update(chunk.subarray(offset, offset + take));
+      this.partBytes += take;
+      offset += take;
+      if (this.partBytes === partSize) {
+        this.partDigests.push(this.partHash.digest());
+        this.partHash = createHash('sha256');
+        this.partBytes = 0;
+      }
+    }
+  }
+
+  /**
+   * The SHA-256 S3 reports for what was streamed, base64: the object's own for one PUT (or a multipart
+   * upload lib-storage sent as one PUT because it fit one part), the hash of the parts' hashes and `-N`
+   * for a multipart upload of N parts.
+   */
+  expectedChecksums(): { single: string; composite?: string } {
+    const single = this.hash.copy().digest('base64');
+    if (this.partSize === undefined) return { single };
+    const parts = [...this.partDigests];
+    if (this.partBytes > 0 || parts.length === 0) parts.push(this.partHash.copy().digest());
+    const composite = `${createHash('sha256').update(Buffer.concat(parts)).digest('base64')}-${parts.length}`;
+    return { single, composite };
   }
 
   override _flush(callback: TransformCallback): void {
@@ -83,22 +135,26 @@ class MeasuringStream extends Transform {
 export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
   const expected = request.contentLength ?? request.expectedSize;
   const what = request.contentLength !== undefined ? 'the download' : 'the service';
-  const measuring = new MeasuringStream(expected, what);
+  const singlePut =
+    request.contentLength !== undefined &&
+    request.contentLength <= (request.singlePutMaxBytes ?? MAX_SINGLE_PUT_BYTES);
+  const partSize = request.partSize ?? 8 * 1024 * 1024;
+  const measuring = new MeasuringStream(expected, what, singlePut ? undefined : partSize);
   let sourceError: unknown;
   request.body.once('error', (error) => {
     sourceError = error;
     measuring.destroy(error);
   });
   request.body.pipe(measuring);
-  const singlePut =
-    request.contentLength !== undefined &&
-    request.contentLength <= (request.singlePutMaxBytes ?? MAX_SINGLE_PUT_BYTES);
+  const sendsChecksum = (await request.s3.config.requestChecksumCalculation()) === 'WHEN_SUPPORTED';
   const params = {
     Bucket: request.bucket,
     Key: request.key,
     Body: measuring,
     ContentType: request.contentType,
     Metadata: request.metadata,
+    // SHA-256 rather than the SDK's default CRC32: S3 then answers a hash we can compare with ours.
+    ...(sendsChecksum ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
   };
   // A streamed PUT does not end on a source error by itself (the request waits for the announced bytes):
   // the measuring stream's error aborts it.
@@ -109,7 +165,7 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     : new Upload({
         client: request.s3,
         params,
-        partSize: request.partSize ?? 8 * 1024 * 1024,
+        partSize,
         queueSize: request.queueSize ?? 4,
         leavePartsOnError: false,
       });
@@ -118,12 +174,15 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     void upload?.abort();
   };
   request.signal?.addEventListener('abort', onAbort, { once: true });
+  let storedChecksum: string | undefined;
   try {
-    if (upload !== undefined) await upload.done();
+    if (upload !== undefined) storedChecksum = (await upload.done()).ChecksumSHA256;
     else {
-      await request.s3.send(new PutObjectCommand({ ...params, ContentLength: request.contentLength }), {
-        abortSignal: aborter.signal,
-      });
+      const put = await request.s3.send(
+        new PutObjectCommand({ ...params, ContentLength: request.contentLength }),
+        { abortSignal: aborter.signal },
+      );
+      storedChecksum = put.ChecksumSHA256;
     }
   } catch (error) {
     const cause = sourceError ?? measuring.errored ?? error;
@@ -139,5 +198,34 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     request.signal?.removeEventListener('abort', onAbort);
     request.body.unpipe(measuring);
   }
-  return { size: measuring.bytes, sha256: measuring.hash.digest('hex') };
+  const verifiedBy = await verifyStoredObject(request, measuring, storedChecksum);
+  return { size: measuring.bytes, sha256: measuring.hash.digest('hex'), verifiedBy };
+}
+
+/** Compares the store's copy with what was streamed: its SHA-256 when it answered one, else its size. */
+async function verifyStoredObject(
+  request: CopyRequest,
+  measuring: MeasuringStream,
+  storedChecksum: string | undefined,
+): Promise<CopyResult['verifiedBy']> {
+  if (storedChecksum !== undefined) {
+    const expected = measuring.expectedChecksums();
+    if (storedChecksum !== expected.single && storedChecksum !== expected.composite) {
+      throw new StoredObjectMismatchError(request.key, 'SHA-256');
+    }
+    return 'sha256';
+  }
+  let stored: number | undefined;
+  try {
+    const head = await request.s3.send(new HeadObjectCommand({ Bucket: request.bucket, Key: request.key }), {
+      ...(request.signal === undefined ? {} : { abortSignal: request.signal }),
+    });
+    stored = head.ContentLength;
+  } catch (error) {
+    throw new StorageWriteError(request.key, error);
+  }
+  if (stored !== measuring.bytes) {
+    throw new StoredObjectMismatchError(request.key, `size (${stored} stored, ${measuring.bytes} sent)`);
+  }
+  return 'size';
 }

@@ -15,3 +15,12 @@ export class StorageWriteError extends DocrelayError {
     super('STORAGE_WRITE_FAILED', `could not write s3 object ${key}`, { retryable: true, cause });
   }
 }
+
+/** The object S3 holds after the upload is not what was streamed (its SHA-256 or its size differs). */
+export class StoredObjectMismatchError extends DocrelayError {
+  constructor(key: string, what: string) {
+    super('STORED_OBJECT_MISMATCH', `s3 object ${key} differs from the bytes sent: ${what}`, {
+      retryable: true,
+    });
+  }
+}

@@ -1,6 +1,6 @@
 /** Secret values from AWS Secrets Manager, through Powertools Parameters' cache. */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { PutSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DocrelayError } from '../../commons/errors';
 import { SecretNotFoundError, type SecretSource } from '../../ports/secret-source';
 
@@ -10,7 +10,7 @@ export class SecretsManagerSource implements SecretSource {
   private readonly stale = new Set<string>();
 
   constructor(
-    client: SecretsManagerClient,
+    private readonly client: SecretsManagerClient,
     private readonly maxAgeSeconds = 300,
   ) {
     this.provider = new SecretsProvider({ awsSdkV3Client: client });
@@ -33,5 +33,18 @@ export class SecretsManagerSource implements SecretSource {
 
   refresh(name: string): void {
     this.stale.add(name);
+  }
+
+  /** Stores a new value (PutSecretValue; the construct grants it only where a sender hands one over). */
+  async put(name: string, value: string): Promise<void> {
+    try {
+      await this.client.send(new PutSecretValueCommand({ SecretId: name, SecretString: value }));
+    } catch (error) {
+      throw new DocrelayError('SECRET_UNWRITABLE', `secret "${name}" cannot be written to Secrets Manager`, {
+        retryable: true,
+        cause: error,
+      });
+    }
+    this.refresh(name);
   }
 }

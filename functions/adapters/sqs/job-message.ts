@@ -3,13 +3,13 @@
  * payload rests sealed in the delivery record (the outbox), so a message can always be sent again (by the
  * sender's retry, the reconciler or a replay) and is small whatever the webhook's size.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { DocrelayError } from '../../commons/errors';
 
 /** Schema of a job message: validated on receipt, never trusted as a cast. */
 const jobMessageSchema = z.strictObject({
   v: z.literal(1),
-  jobId: z.string().min(1).max(64),
+  jobId: z.string().check(z.minLength(1), z.maxLength(64)),
 });
 
 /** A message that is not a job message (poison): it can never succeed. */

@@ -1,11 +1,14 @@
-/** The ingest Lambda: `POST /v1/hooks/{integrationId}` → verify, record, queue, answer. */
+/**
+ * The ingest Lambda: `POST /v1/hooks/{integrationId}` → answer a handshake, or verify, record, queue and
+ * answer (the integration's `respond` when set). GET only for schemes whose challenge uses it (Meta).
+ */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Observability } from '../../commons/observability';
-import { acceptWebhook, type IngestDeps } from '../../core/accept-delivery';
+import { acceptWebhook, answerHandshake, type IngestDeps, webhookMethods } from '../../core/accept-delivery';
 import { readApiRequest } from '../../http/api-event';
 import { jsonResponse, ProblemError } from '../../http/problem';
 import { problemErrors } from '../../http/problem-middleware';
@@ -21,20 +24,34 @@ export function makeIngestHandler(deps: IngestDeps, observability: Observability
   const { logger, metrics, tracer } = observability;
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const request = readApiRequest(event);
-    if (request.method !== 'POST') {
-      throw new ProblemError(
-        405,
-        'method-not-allowed',
-        'Method not allowed',
-        'Webhooks are sent with POST.',
-        {
-          allow: 'POST',
-        },
-      );
-    }
     const integrationId = request.pathParameters.integrationId ?? '';
-    const accepted = await acceptWebhook(deps, { integrationId, ...request });
+    const methods = webhookMethods(deps, integrationId);
+    if (!methods.includes(request.method)) {
+      const detail = methods.length === 1 ? 'Webhooks are sent with POST.' : `Use ${methods.join(' or ')}.`;
+      throw new ProblemError(405, 'method-not-allowed', 'Method not allowed', detail, {
+        allow: methods.join(', '),
+      });
+    }
+    const webhook = { integrationId, ...request };
+    const handshake = await answerHandshake(deps, webhook);
+    if (handshake !== undefined) {
+      logger.info('handshake answered', { integration: integrationId, status: handshake.status });
+      return {
+        statusCode: handshake.status,
+        headers: { 'content-type': handshake.contentType, ...handshake.headers },
+        body: handshake.body,
+      };
+    }
+    const accepted = await acceptWebhook(deps, webhook);
     recordAccepted(observability, 'delivery', integrationId, accepted.body);
+    const respond = deps.config.integrations.get(integrationId)?.config.respond;
+    if (respond !== undefined) {
+      return {
+        statusCode: respond.status,
+        headers: { 'content-type': respond.contentType },
+        body: respond.body,
+      };
+    }
     return jsonResponse(accepted.status, accepted.body);
   };
   return middy(handle)

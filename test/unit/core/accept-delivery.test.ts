@@ -98,6 +98,39 @@ describe('acceptWebhook', () => {
     expect((await b.jobs.getDelivery('notes', 'n-2'))?.enqueuedAt).toBeDefined();
   });
 
+  it('answers the same signed content under a new unsigned id as a duplicate of the first (a replay)', async () => {
+    const b = memoryBench();
+    const body = { customer: 'A', number: '1' };
+    const first = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
+    const replay = await acceptWebhook(
+      b.ingest,
+      signedWebhook('relayed', body, { 'x-request-id': 'attacker-2' }),
+    );
+    const again = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
+    expect(first).toMatchObject({ status: 202, body: { deliveryId: 'r-1' } });
+    expect(replay).toEqual({
+      status: 200,
+      body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true },
+    });
+    expect(again).toEqual({
+      status: 200,
+      body: { deliveryId: 'r-1', jobs: first.body.jobs, duplicate: true },
+    });
+    expect(b.queue.jobIds).toEqual(['job-1']);
+    // Other content under a new id is a new delivery.
+    const other = await acceptWebhook(
+      b.ingest,
+      signedWebhook('relayed', { customer: 'B', number: '2' }, { 'x-request-id': 'r-2' }),
+    );
+    expect(other.status).toBe(202);
+  });
+
+  it('claims no content key where the signature covers the id', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-9', customer: 'A', number: '1' }));
+    expect(b.jobs.contents.size).toBe(0);
+  });
+
   it.each([
     ['an unknown integration', signedWebhook('nope', {}), 'unknown-integration'],
     ['an events-only integration', signedWebhook('events-only', {}), 'unknown-integration'],
@@ -121,12 +154,18 @@ describe('acceptWebhook', () => {
     expect(b.queue.messages).toEqual([]);
   });
 
-  it('refuses a body over the limit before verifying it, and a non-JSON content type', async () => {
+  it('refuses a body over the limit before verifying it, and a content type it cannot decode', async () => {
     const b = memoryBench();
     const big = signedWebhook('notes', { id: 'x'.repeat(1_100_000) });
     expect(await refusal(acceptWebhook(b.ingest, big))).toBe('payload-too-large');
-    const text = signedWebhook('notes', { id: 'a' }, { 'content-type': 'text/plain' });
-    expect(await refusal(acceptWebhook(b.ingest, text))).toBe('unsupported-media-type');
+    const multipart = signedWebhook(
+      'notes',
+      { id: 'a' },
+      { 'content-type': 'multipart/form-data; boundary=x' },
+    );
+    expect(await refusal(acceptWebhook(b.ingest, multipart))).toBe('unsupported-media-type');
+    const pdf = signedWebhook('notes', { id: 'a' }, { 'content-type': 'application/pdf' });
+    expect(await refusal(acceptWebhook(b.ingest, pdf))).toBe('unsupported-media-type');
     const vendorJson = signedWebhook(
       'notes',
       { id: 'a', customer: 'c', number: '1' },

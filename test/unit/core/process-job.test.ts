@@ -155,6 +155,22 @@ describe('processJob', () => {
     expect((await job(b, jobId)).leaseUntil).toBe(b.clock.ms + 30_000 + 60_000);
   });
 
+  it('waits out a Retry-After with a delayed message that holds the job, not counted as an attempt', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenRateLimitedError('429', { retryAfterMs: 25_000 }));
+    const requeue = jest.fn(async () => 'm-later');
+    expect(await processJob(b.worker, jobId, receipt('m-1', 1, { requeue }))).toMatchObject({
+      kind: 'requeued',
+      delaySeconds: 25,
+    });
+    expect(requeue).toHaveBeenCalledWith(25);
+    expect(await job(b, jobId)).toMatchObject({ leaseOwner: 'm-later', outageRetries: 1 });
+    // The original message, should it come back before then, is dropped: the new one holds the job.
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('skipped');
+    expect(b.service.created).toHaveLength(0);
+  });
+
   it('fails a job for good on a non-retryable error, publishing Document Failed', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);

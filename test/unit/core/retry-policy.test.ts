@@ -81,6 +81,20 @@ describe('decideRetry', () => {
     });
   });
 
+  it('waits out a Retry-After in full with a delayed message, at any receive', () => {
+    const limited = new DocgenRateLimitedError('429', { retryAfterMs: 25_000 });
+    expect(decideRetry(facts({ error: limited }))).toMatchObject({ kind: 'requeue', delaySeconds: 25 });
+    expect(decideRetry(facts({ error: limited, canRequeue: false }))).toMatchObject({
+      kind: 'retry',
+      delaySeconds: 25,
+    });
+    const forever = new DocgenRateLimitedError('429', { retryAfterMs: 86_400_000 });
+    expect(decideRetry(facts({ error: forever }))).toMatchObject({
+      kind: 'requeue',
+      delaySeconds: MAX_BACKOFF_SECONDS,
+    });
+  });
+
   it('gives up at the last receive when the budget is spent, requeueing is impossible, or it is no outage', () => {
     for (const f of [
       facts({ receiveCount: 3, nowMs: 20_000 }),

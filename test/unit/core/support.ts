@@ -40,6 +40,13 @@ integrations:
         when: "draft = false"
         template: { id: "9002", fileId: "90022" }
         data: { Release: "name", Repository: "repo" }
+  - id: relayed
+    verify: { scheme: hmac-sha256, secret: unit/webhook, header: x-signature, prefix: "sha256=" }
+    deliveryId: "$headers.\`x-request-id\`"
+    documents:
+      - name: invoice
+        template: { id: "9001" }
+        data: { Customer Name: "customer", Invoice Number: "number" }
   - id: events-only
     eventBridge: { eventPattern: { source: ["unit.orders"] } }
     documents:
@@ -127,5 +134,7 @@ export function signedWebhook(
     headers: { 'content-type': 'application/json', 'x-signature': signature, ...headers },
     rawBody,
     query: {},
+    method: 'POST',
+    url: `https://hooks.example.test/v1/hooks/${integrationId}`,
   };
 }

@@ -168,7 +168,7 @@ describe('withRetry', () => {
     expect(env.slept).toEqual([5000]);
   });
 
-  it('caps the wait to the remaining budget and gives up once the budget is spent', async () => {
+  it('never calls sooner than Retry-After: a wait longer than the budget left ends the call with it', async () => {
     const env = fakeEnv({ policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: 50, totalBudgetMs: 10_000 } });
     let calls = 0;
     const failure = withRetry(
@@ -179,9 +179,34 @@ describe('withRetry', () => {
       },
       env,
     );
-    await expect(failure).rejects.toMatchObject({ attempts: 3 });
-    // 6000, then the 4000 left; the third failure finds the budget spent.
-    expect(env.slept).toEqual([6000, 4000]);
-    expect(calls).toBe(3);
+    await expect(failure).rejects.toMatchObject({ attempts: 2, retryAfterMs: 6000 });
+    // 6000 waited in full; the second answer asks for 6000 more, past the 4000 left: no third call.
+    expect(env.slept).toEqual([6000]);
+    expect(calls).toBe(2);
+  });
+
+  it('caps a jittered backoff (no Retry-After) to the remaining budget and gives up once it is spent', async () => {
+    const env = fakeEnv({
+      policy: {
+        ...DEFAULT_RETRY_POLICY,
+        maxAttempts: 50,
+        totalBudgetMs: 10_000,
+        baseDelayMs: 8000,
+        maxDelayMs: 8000,
+      },
+      random: () => 0.999,
+    });
+    let calls = 0;
+    const failure = withRetry(
+      'op',
+      async () => {
+        calls++;
+        throw new DocgenError('DOCGEN_UNAVAILABLE', '503', true);
+      },
+      env,
+    );
+    await expect(failure).rejects.toMatchObject({ code: 'DOCGEN_UNAVAILABLE' });
+    expect(env.slept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(10_000);
+    expect(calls).toBeGreaterThanOrEqual(2);
   });
 });

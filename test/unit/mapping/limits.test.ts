@@ -69,7 +69,12 @@ describe('bounded built-ins, in process', () => {
   const evaluate = async (source: string, body: unknown = bigOrder) => {
     const ready = prepareInput(input(body));
     if (!ready.ok) throw new Error('unprepared');
-    const [outcome] = await evaluateAll([compileExpression(source, 'data.T')], ready.prepared);
+    // A generous wall-clock budget: these must be stopped by the size caps, whatever the machine's load
+    // (reading 60,000 items takes jsonata longer than the default second on a busy CI machine).
+    const [outcome] = await evaluateAll(
+      [compileExpression(source, 'data.T', { timeoutMs: 60_000 })],
+      ready.prepared,
+    );
     return outcome;
   };
 
@@ -156,7 +161,9 @@ describe('the isolate', () => {
     ['deep recursion', { T: '($f := function($n) { 1 + $f($n + 1) }; $string($f(0)))' }],
   ])('ends %s with a MappingError, then maps a normal rule', async (_what, data) => {
     isolate = createMappingIsolate({ size: 1 });
-    const error = await mappingError(mapRule(ruleWith(data), input(bigOrder), template, { isolate }));
+    // Budgets far past what the work needs: the caps must decide, not the clock of a loaded machine.
+    const bounded = ruleWith(data, { timeoutMs: 60_000 });
+    const error = await mappingError(mapRule(bounded, input(bigOrder), template, { isolate }));
     expect(['MAPPING_TOO_LARGE', 'MAPPING_TOO_DEEP']).toContain(error.code);
     expect(error.retryable).toBe(false);
     const document = await mapRule(normal, input(bigOrder), template, { isolate });

@@ -37,6 +37,8 @@ export const input = (
   headers: {},
   secrets: [],
   now: NOW,
+  url: TEST_URL,
+  method: 'POST',
   ...fields,
   config,
 });
@@ -105,3 +107,6 @@ export const expectConfigError = (verifyInput: VerifyInput): VerifyConfigError =
   expectNoLeak(error, verifyInput);
   return error as VerifyConfigError;
 };
+
+/** The public URL test deliveries are posted to. */
+export const TEST_URL = 'https://hooks.example.test/v1/hooks/orders?source=test';

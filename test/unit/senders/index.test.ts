@@ -11,7 +11,10 @@ import { BODY, expectConfigError, input, NOW_S, randomSecret } from './fixtures'
 describe('verifyDelivery', () => {
   it('knows exactly the schemes the config file documents', () => {
     expect([...SENDER_SCHEMES].sort()).toEqual(
-      ['github', 'hmac-sha256', 'none', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'].sort(),
+      [
+        ...['github', 'hmac-sha256', 'none', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'],
+        ...['zoom', 'discord', 'asana', 'meta', 'sns', 'xero', 'hmac'],
+      ].sort(),
     );
   });
 

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync, randomBytes, sign as signEd25519 } fro
 import fc from 'fast-check';
 import type { VerifyConfig } from '../../../functions/senders';
 import { SignatureError, VerifyConfigError, verifyDelivery } from '../../../functions/senders';
-import { expectNoLeak, NOW, NOW_S, randomSecret, thrown } from './fixtures';
+import { expectNoLeak, NOW, NOW_S, randomSecret, TEST_URL, thrown } from './fixtures';
 
 const secret = randomSecret('whsec_');
 const swSecret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -92,6 +92,8 @@ describe('verification properties', () => {
             rawBody,
             headers: randomHeaders as Record<string, string>,
             now: NOW,
+            url: TEST_URL,
+            method: 'POST',
           };
           const error = thrown(() => verifyDelivery(verifyInput));
           expect(error instanceof SignatureError || error instanceof VerifyConfigError).toBe(true);
@@ -173,14 +175,30 @@ describe('verification properties', () => {
         fc.integer({ min: 1, max: 255 }),
         ({ config, secrets, sign }, rawBody, position, xor) => {
           const signed = sign(rawBody);
-          expect(verifyDelivery({ config, secrets, rawBody, headers: signed, now: NOW }).scheme).toBe(
-            config.scheme,
-          );
+          expect(
+            verifyDelivery({
+              config,
+              secrets,
+              rawBody,
+              headers: signed,
+              now: NOW,
+              url: TEST_URL,
+              method: 'POST',
+            }).scheme,
+          ).toBe(config.scheme);
 
           const tampered = Buffer.from(rawBody);
           const index = position % tampered.length;
           tampered[index] = (tampered[index] ?? 0) ^ xor;
-          const verifyInput = { config, secrets, rawBody: tampered, headers: signed, now: NOW };
+          const verifyInput = {
+            config,
+            secrets,
+            rawBody: tampered,
+            headers: signed,
+            now: NOW,
+            url: TEST_URL,
+            method: 'POST',
+          };
           const error = thrown(() => verifyDelivery(verifyInput));
           expect(error).toBeInstanceOf(SignatureError);
           expect((error as SignatureError).code).toBe('SIGNATURE_INVALID');
@@ -200,7 +218,15 @@ describe('verification properties', () => {
         ({ config, secrets, sign }, rawBody, suffix) => {
           const changed = suffix.length === 0 ? rawBody.subarray(0, -1) : Buffer.concat([rawBody, suffix]);
           const error = thrown(() =>
-            verifyDelivery({ config, secrets, rawBody: changed, headers: sign(rawBody), now: NOW }),
+            verifyDelivery({
+              config,
+              secrets,
+              rawBody: changed,
+              headers: sign(rawBody),
+              now: NOW,
+              url: TEST_URL,
+              method: 'POST',
+            }),
           );
           expect((error as SignatureError).code).toBe('SIGNATURE_INVALID');
         },

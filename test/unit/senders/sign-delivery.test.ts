@@ -13,6 +13,7 @@ import {
   verifyDelivery,
 } from '../../../functions/senders';
 
+const TEST_URL = 'https://hooks.example.test/v1/hooks/orders';
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const BODY = Buffer.from('{"action":"published","release":{"name":"v1.2.0","tag_name":"v1.2.0"}}');
 const hexSecret = (): string => `dev_${randomBytes(24).toString('hex')}`;
@@ -56,8 +57,23 @@ const cases: ReadonlyArray<{ name: string; config: VerifyConfig; secret: () => s
 describe('signDelivery', () => {
   it.each(cases)('signs $name so that verifyDelivery accepts it', ({ config, secret }) => {
     const value = secret();
-    const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
-    const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets: [value], now: NOW });
+    const headers = signDelivery({
+      config,
+      secrets: [value],
+      rawBody: BODY,
+      now: NOW,
+      url: TEST_URL,
+      method: 'POST',
+    });
+    const verified = verifyDelivery({
+      rawBody: BODY,
+      headers,
+      config,
+      secrets: [value],
+      now: NOW,
+      url: TEST_URL,
+      method: 'POST',
+    });
     expect(verified.scheme).toBe(config.scheme);
     // Header names as the ingest sees them: lower-case.
     for (const name of Object.keys(headers)) expect(name).toBe(name.toLowerCase());
@@ -67,27 +83,72 @@ describe('signDelivery', () => {
     'signs $name over the exact bytes: another body is refused',
     ({ config, secret }) => {
       const value = secret();
-      const headers = signDelivery({ config, secrets: [value], rawBody: BODY, now: NOW });
+      const headers = signDelivery({
+        config,
+        secrets: [value],
+        rawBody: BODY,
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      });
       const other = Buffer.from(JSON.stringify(JSON.parse(BODY.toString()), null, 2));
-      expect(() => verifyDelivery({ rawBody: other, headers, config, secrets: [value], now: NOW })).toThrow(
-        SignatureError,
-      );
+      expect(() =>
+        verifyDelivery({
+          rawBody: other,
+          headers,
+          config,
+          secrets: [value],
+          now: NOW,
+          url: TEST_URL,
+          method: 'POST',
+        }),
+      ).toThrow(SignatureError);
     },
   );
 
   it.each(cases)('signs $name with the secret given: another secret is refused', ({ config, secret }) => {
-    const headers = signDelivery({ config, secrets: [secret()], rawBody: BODY, now: NOW });
-    expect(() => verifyDelivery({ rawBody: BODY, headers, config, secrets: [secret()], now: NOW })).toThrow(
-      SignatureError,
-    );
+    const headers = signDelivery({
+      config,
+      secrets: [secret()],
+      rawBody: BODY,
+      now: NOW,
+      url: TEST_URL,
+      method: 'POST',
+    });
+    expect(() =>
+      verifyDelivery({
+        rawBody: BODY,
+        headers,
+        config,
+        secrets: [secret()],
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      }),
+    ).toThrow(SignatureError);
   });
 
   it('signs with the first secret of a rotation list', () => {
     const [current, previous] = [hexSecret(), hexSecret()];
     const config: VerifyConfig = { scheme: 'github', secret: ['a', 'b'] };
-    const headers = signDelivery({ config, secrets: [current, previous], rawBody: BODY, now: NOW });
+    const headers = signDelivery({
+      config,
+      secrets: [current, previous],
+      rawBody: BODY,
+      now: NOW,
+      url: TEST_URL,
+      method: 'POST',
+    });
     expect(() =>
-      verifyDelivery({ rawBody: BODY, headers, config, secrets: [current], now: NOW }),
+      verifyDelivery({
+        rawBody: BODY,
+        headers,
+        config,
+        secrets: [current],
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      }),
     ).not.toThrow();
   });
 
@@ -106,7 +167,7 @@ describe('signDelivery', () => {
   it('timestamps stripe, slack and standard-webhooks with the signing time', () => {
     const seconds = String(Math.floor(NOW.getTime() / 1000));
     const sign = (config: VerifyConfig, secret: string) =>
-      signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW });
+      signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW, url: TEST_URL, method: 'POST' });
     expect(sign({ scheme: 'stripe' }, hexSecret())['stripe-signature']).toMatch(
       new RegExp(`^t=${seconds},v1=[0-9a-f]{64}$`),
     );
@@ -128,7 +189,15 @@ describe('signDelivery', () => {
         deliveryId: 'd-42',
       });
       expect(headers[header]).toBe('d-42');
-      const verified = verifyDelivery({ rawBody: BODY, headers, config, secrets: [secret], now: NOW });
+      const verified = verifyDelivery({
+        rawBody: BODY,
+        headers,
+        config,
+        secrets: [secret],
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      });
       expect(verified.deliveryId).toBe('d-42');
     }
   });
@@ -136,20 +205,43 @@ describe('signDelivery', () => {
   it('adds the GitHub event name guessed from the payload and a new delivery id each time', () => {
     const config: VerifyConfig = { scheme: 'github' };
     const secret = hexSecret();
-    const first = signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW });
-    const second = signDelivery({ config, secrets: [secret], rawBody: BODY, now: NOW });
+    const first = signDelivery({
+      config,
+      secrets: [secret],
+      rawBody: BODY,
+      now: NOW,
+      url: TEST_URL,
+      method: 'POST',
+    });
+    const second = signDelivery({
+      config,
+      secrets: [secret],
+      rawBody: BODY,
+      now: NOW,
+      url: TEST_URL,
+      method: 'POST',
+    });
     expect(first['x-github-event']).toBe('release');
     expect(first['x-github-delivery']).toMatch(/^[0-9a-f-]{36}$/);
     expect(second['x-github-delivery']).not.toBe(first['x-github-delivery']);
     const push = Buffer.from('{"ref":"refs/heads/main","commits":[]}');
-    expect(signDelivery({ config, secrets: [secret], rawBody: push, now: NOW })['x-github-event']).toBe(
-      'push',
-    );
+    expect(
+      signDelivery({ config, secrets: [secret], rawBody: push, now: NOW, url: TEST_URL, method: 'POST' })[
+        'x-github-event'
+      ],
+    ).toBe('push');
   });
 
   it('sends nothing for scheme none', () => {
     expect(
-      signDelivery({ config: { scheme: 'none', allowUnsigned: true }, secrets: [], rawBody: BODY, now: NOW }),
+      signDelivery({
+        config: { scheme: 'none', allowUnsigned: true },
+        secrets: [],
+        rawBody: BODY,
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      }),
     ).toEqual({});
   });
 
@@ -173,7 +265,14 @@ describe('signDelivery', () => {
 
   it('refuses a signing scheme without a secret, and a Standard Webhooks secret that is not base64', () => {
     expect(() =>
-      signDelivery({ config: { scheme: 'github' }, secrets: [], rawBody: BODY, now: NOW }),
+      signDelivery({
+        config: { scheme: 'github' },
+        secrets: [],
+        rawBody: BODY,
+        now: NOW,
+        url: TEST_URL,
+        method: 'POST',
+      }),
     ).toThrow(/needs a secret/);
     expect(() =>
       signDelivery({

@@ -1,0 +1,153 @@
+import { sign as signBytes, verify as verifySignature } from 'node:crypto';
+import { decodeBase64 } from './common/encoding';
+import { SignatureError, SigningError, VerifyConfigError } from './common/errors';
+import { jsonAnswer, jsonObjectOf } from './common/handshake';
+import { assertWithinTolerance, requireSecrets, toleranceOf, toleranceOption } from './common/headers';
+import { privateKeyOf, publicKeyOf } from './common/public-key';
+import type { HandshakeContext, SenderScheme, VerifyInput } from './types';
+
+/** The only hosts SNS certificates and subscription URLs may come from. */
+const SNS_HOST = /^sns\.[a-z]{2}(?:-[a-z]+)+-\d\.amazonaws\.com$/;
+
+/** The fields each message type signs, in the order SNS documents. */
+const SIGNED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  Notification: ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type'],
+  SubscriptionConfirmation: [
+    'Message',
+    'MessageId',
+    'SubscribeURL',
+    'Timestamp',
+    'Token',
+    'TopicArn',
+    'Type',
+  ],
+  UnsubscribeConfirmation: ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'],
+};
+
+/** True for an https URL on an `sns.<region>.amazonaws.com` host, the only place SNS sends us to. */
+export function isSnsUrl(text: unknown): text is string {
+  if (typeof text !== 'string') return false;
+  try {
+    const url = new URL(text);
+    return url.protocol === 'https:' && url.port === '' && url.username === '' && SNS_HOST.test(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** The text SNS signs: `name\nvalue\n` for each signed field present, in order. */
+export function snsStringToSign(message: Readonly<Record<string, unknown>>): string {
+  const fields = SIGNED_FIELDS[String(message.Type)];
+  if (fields === undefined) throw new SignatureError('SIGNATURE_MALFORMED', 'not an SNS message type');
+  let text = '';
+  for (const field of fields) {
+    const value = message[field];
+    if (value === undefined && field === 'Subject') continue;
+    if (typeof value !== 'string')
+      throw new SignatureError('SIGNATURE_MALFORMED', `SNS message without ${field}`);
+    text += `${field}\n${value}\n`;
+  }
+  return text;
+}
+
+function verifySns({ rawBody, secrets, config, now }: VerifyInput) {
+  const keys = requireSecrets(secrets, 'sns').map((secret) => publicKeyOf(secret, 'sns'));
+  if (config.topicArn === undefined) throw new VerifyConfigError('verify scheme sns needs topicArn');
+  const tolerance = toleranceOf(config.toleranceSeconds, 3600);
+  const message = jsonObjectOf(rawBody);
+  if (message === undefined) throw new SignatureError('SIGNATURE_MISSING', 'the body is not an SNS message');
+  const algorithm =
+    message.SignatureVersion === '1' ? 'sha1' : message.SignatureVersion === '2' ? 'sha256' : undefined;
+  if (algorithm === undefined)
+    throw new SignatureError('SIGNATURE_MALFORMED', 'SignatureVersion is not 1 or 2');
+  if (!isSnsUrl(message.SigningCertURL)) {
+    throw new SignatureError(
+      'SIGNATURE_INVALID',
+      'SigningCertURL is not an https sns.<region>.amazonaws.com URL',
+    );
+  }
+  const signature = typeof message.Signature === 'string' ? decodeBase64(message.Signature) : undefined;
+  if (signature === undefined)
+    throw new SignatureError('SIGNATURE_MISSING', 'SNS message without a Signature');
+  const signed = Buffer.from(snsStringToSign(message), 'utf8');
+  if (!keys.some((key) => verifySignature(algorithm, signed, key, signature))) {
+    throw new SignatureError('SIGNATURE_INVALID', 'the SNS Signature does not match the message');
+  }
+  // Only now, signed: the topic and the time.
+  if (message.TopicArn !== config.topicArn) {
+    throw new SignatureError('SIGNATURE_INVALID', 'the message is from another topic than verify.topicArn');
+  }
+  const at = Date.parse(String(message.Timestamp));
+  if (!Number.isFinite(at)) throw new SignatureError('SIGNATURE_MALFORMED', 'SNS Timestamp is not a date');
+  assertWithinTolerance(Math.floor(at / 1000), now, tolerance);
+  return { scheme: 'sns', deliveryId: String(message.MessageId), timestamp: new Date(at), message };
+}
+
+async function confirm(url: string, context: HandshakeContext): Promise<void> {
+  const answer = await context.fetch(url);
+  if (answer.status < 200 || answer.status > 299) {
+    // A 5xx makes SNS send the confirmation again.
+    throw new Error(`SNS subscription confirmation answered ${answer.status}`);
+  }
+}
+
+/**
+ * Amazon SNS over HTTPS: the signature is inside the JSON body (SignatureVersion 1: RSA-SHA1, 2:
+ * RSA-SHA256) over the documented fields, checked with the topic's signing certificate (the secret holds
+ * it, or its public key) after the SigningCertURL is found on an `sns.<region>.amazonaws.com` host; the
+ * message must come from `topicArn` (every topic of a region signs with the same certificate) and be
+ * recent. A SubscriptionConfirmation is verified, then confirmed by fetching its SubscribeURL (https,
+ * an SNS host only); an UnsubscribeConfirmation is verified and acknowledged. SNS posts JSON as text/plain.
+ * Delivery id: the signed MessageId.
+ */
+export const sns: SenderScheme<'sns'> = {
+  name: 'sns',
+  takesSecret: true,
+  bodyMediaType: 'application/json',
+  options: {
+    topicArn: { describe: 'the SNS topic ARN whose messages are accepted', required: 'the SNS topic ARN' },
+    toleranceSeconds: toleranceOption(3600),
+  },
+  secretHeaders: [],
+  secretValuePrefixes: [],
+  deliveryId: { bodyField: 'MessageId' },
+
+  async handshake(request, context) {
+    const type = jsonObjectOf(request.rawBody)?.Type;
+    if (type !== 'SubscriptionConfirmation' && type !== 'UnsubscribeConfirmation') return undefined;
+    const { message } = verifySns(request);
+    if (type === 'SubscriptionConfirmation') {
+      if (!isSnsUrl(message.SubscribeURL)) {
+        throw new SignatureError(
+          'SIGNATURE_INVALID',
+          'SubscribeURL is not an https sns.<region>.amazonaws.com URL',
+        );
+      }
+      await confirm(message.SubscribeURL, context);
+    }
+    return jsonAnswer({ type, confirmed: type === 'SubscriptionConfirmation' });
+  },
+
+  verify(input) {
+    const { scheme, deliveryId, timestamp } = verifySns(input);
+    return { scheme, deliveryId, timestamp };
+  },
+
+  sign() {
+    throw new SigningError('SNS signs inside the message body: docrelay send cannot sign as SNS');
+  },
+};
+
+/** Signs an SNS message as SNS does (tests and local tools, with a development private key). */
+export function signSnsMessage(
+  message: Readonly<Record<string, string>>,
+  privateKeyPem: string,
+): Record<string, string> {
+  const algorithm = message.SignatureVersion === '1' ? 'sha1' : 'sha256';
+  const signature = signBytes(
+    algorithm,
+    Buffer.from(snsStringToSign(message), 'utf8'),
+    privateKeyOf(privateKeyPem, 'sns'),
+  );
+  return { ...message, Signature: signature.toString('base64') };
+}
