@@ -12,7 +12,7 @@ import { ConfigError, formatConfigProblem } from '../../functions/config/errors'
 import { parseConfig } from '../../functions/config/load';
 import { SENDER_SCHEMES, senderScheme } from '../../functions/senders';
 import { displayPath } from '../../local/stack/config-report';
-import { writeJsonAtomic } from '../../local/state-files';
+import { ensureDevSecrets, writeJsonAtomic } from '../../local/state-files';
 import { CliError, type CommandContext } from './types';
 
 /** The template a new integration's rule uses unless told: the emulator's plain note (Title, Body). */
@@ -38,8 +38,14 @@ export function integrationStanza(
   if (scheme.takesSecret) verify.secret = secretNameFor(integrationId);
   for (const [option, rule] of Object.entries(scheme.options)) {
     if (rule?.required === undefined) continue;
-    // A required option: its one accepted value, or a header name the sender can be set to use.
-    verify[option] = rule.mustBe ?? (option === 'header' ? 'x-signature' : undefined);
+    // A required option: its one accepted value, else a placeholder that runs locally (edit it for the sender).
+    const value = rule.mustBe ?? requiredPlaceholder(integrationId, option);
+    if (value === undefined) {
+      throw new CliError(
+        `scheme ${scheme.name} needs ${option} (${rule.required}): add the integration by hand`,
+      );
+    }
+    verify[option] = value;
   }
   return {
     id: integrationId,
@@ -52,6 +58,20 @@ export function integrationStanza(
       },
     ],
   };
+}
+
+/** Placeholders of the options a scheme requires, by option name (undefined: none known). */
+function requiredPlaceholder(integrationId: string, option: string): string | undefined {
+  switch (option) {
+    case 'header':
+      return 'x-signature';
+    case 'verifyTokenSecret':
+      return `docrelay/${integrationId}-verify-token`;
+    case 'topicArn':
+      return `arn:aws:sns:us-east-1:000000000000:${integrationId}`;
+    default:
+      return undefined;
+  }
 }
 
 /** A sample payload for the new integration's rule (with the ids the body-id schemes read). */
@@ -110,6 +130,9 @@ export async function init(
   const samplePath = join(dirname(settings.configPath), 'samples', `${integrationId}.json`);
   await writeJsonAtomic(samplePath, samplePayload(integrationId));
   const secretCreated = await createSecret(settings.secretsFile, integrationId, options.scheme);
+  // Secrets the scheme's own options name (e.g. meta's verify token) get development values too.
+  const verifyToken = (stanza.verify as { verifyTokenSecret?: string }).verifyTokenSecret;
+  if (verifyToken !== undefined) await ensureDevSecrets(settings.secretsFile, [verifyToken]);
   await writeFile(settings.configPath, next);
 
   const sample = displayPath(samplePath, ctx.cwd);
