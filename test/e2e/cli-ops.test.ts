@@ -109,7 +109,11 @@ describe('docrelay send', () => {
   });
 
   it('sends the same delivery id again as a duplicate (200, nothing new)', async () => {
-    const args = ['send', 'github-releases', '--payload', sample('github-release-published.json')];
+    // Content of its own: a payload already delivered under another id is a duplicate of that delivery.
+    const payload = JSON.parse(await readFile(sample('github-release-published.json'), 'utf8')) as object;
+    const file = join(dataDir, 'dup-release.json');
+    await writeFile(file, JSON.stringify({ ...payload, cli_ops: 'dup-1' }));
+    const args = ['send', 'github-releases', '--payload', file];
     const first = await cli([...args, '--delivery-id', 'cli-ops-dup-1']);
     const second = await cli([...args, '--delivery-id', 'cli-ops-dup-1']);
     expect(first.code).toBe(0);
