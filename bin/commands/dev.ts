@@ -3,7 +3,7 @@
  * base URL once it takes webhooks, picks up config edits while it runs, and stops cleanly on Ctrl-C.
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { readLocalSettings } from '../../functions/commons/env';
 import { ConfigError } from '../../functions/config/errors';
@@ -85,9 +85,8 @@ export function readyLines(
     `  data:      ${settings.dataDir}   config: ${displayPath(settings.configPath, cwd)} (edits are picked up)`,
   ];
   if (webhook !== undefined) {
-    // The sample `docrelay init` writes, when there is one.
-    const sample = join(dirname(settings.configPath), 'samples', `${webhook.id}.json`);
-    const payload = existsSync(sample) ? displayPath(sample, cwd) : '<file>';
+    const sample = sampleFor(join(dirname(settings.configPath), 'samples'), webhook.id);
+    const payload = sample === undefined ? '<file>' : displayPath(sample, cwd);
     lines.push(`  try:       npx docrelay send ${webhook.id} --payload ${payload} --wait`);
   } else if (integrations[0] !== undefined) {
     lines.push(`  try:       npx docrelay put-event ${integrations[0].id} --event <file>`);
@@ -95,4 +94,20 @@ export function readyLines(
     lines.push('  try:       npx docrelay init my-hooks --scheme hmac-sha256');
   }
   return lines;
+}
+
+/**
+ * A sample payload for the integration in the config's samples folder: the one `docrelay init` writes
+ * (`<id>.json`), else one named after the id's first word (`github-releases`: `github-….json`).
+ */
+function sampleFor(dir: string, integrationId: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort();
+  const first = integrationId.split(/[-_]/)[0] ?? integrationId;
+  const name =
+    files.find((file) => file === `${integrationId}.json`) ??
+    files.find((file) => file.startsWith(`${first}-`));
+  return name === undefined ? undefined : join(dir, name);
 }
