@@ -1,93 +1,56 @@
 /**
- * The `docrelay` CLI: dispatches to one module per command, loaded only when used, so that a quick command
- * does not pay for the local stack's imports.
+ * The `docrelay` CLI: parses the command line with the program of cli-program.ts and runs the command, which
+ * resolves to the exit code. Failures are one line on stderr, never a stack trace: 2 for usage errors,
+ * 1 otherwise.
  */
-import { CliError, type CommandContext, type CommandRun } from './commands/types';
-
-interface CommandEntry {
-  readonly usage: string;
-  // Loaded with require() so that tsx and Jest resolve the TypeScript module the same way.
-  readonly load: () => { run: CommandRun };
-}
-
-const commands: Record<string, CommandEntry> = {
-  dev: {
-    usage: 'dev                                   run the local stack (as npm start)',
-    load: () => require('./commands/dev') as { run: CommandRun },
-  },
-  emulator: {
-    usage: 'emulator [--port N] [--link-ttl S]    run the Document Generation Service emulator',
-    load: () => require('./commands/emulator') as { run: CommandRun },
-  },
-  workspace: {
-    usage: 'workspace [--json]                   show the service workspace',
-    load: () => require('./commands/workspace') as { run: CommandRun },
-  },
-  templates: {
-    usage: 'templates list|show <id> [--json]    list templates, or show one with its properties',
-    load: () => require('./commands/templates') as { run: CommandRun },
-  },
-  check: {
-    usage: 'check [--offline]                    validate the config and every mapping against the templates',
-    load: () => require('./commands/check') as { run: CommandRun },
-  },
-  map: {
-    usage: 'map <integrationId> --payload <file> [--header name:value]...',
-    load: () => require('./commands/map') as { run: CommandRun },
-  },
-  send: {
-    usage:
-      'send <integrationId> --payload <file> [--url <base>] [--header name:value]... [--delivery-id <id>]',
-    load: () => require('./commands/send') as { run: CommandRun },
-  },
-  'put-event': {
-    usage: 'put-event <integrationId> --event <file>',
-    load: () => require('./commands/put-event') as { run: CommandRun },
-  },
-  jobs: {
-    usage: 'jobs show <jobId> [--json]',
-    load: () => require('./commands/jobs') as { run: CommandRun },
-  },
-  replay: {
-    usage: 'replay <jobId> [--fresh]',
-    load: () => require('./commands/replay') as { run: CommandRun },
-  },
-  console: {
-    usage: 'console --stack <name> [--port N]      the web console of a deployed stack, on loopback',
-    load: () => require('./commands/console') as { run: CommandRun },
-  },
-  dlq: {
-    usage: 'dlq list [--json] [--max N] | dlq redrive [--max N]',
-    load: () => require('./commands/dlq') as { run: CommandRun },
-  },
-};
-
-const usage = (): string =>
-  ['usage: docrelay <command> [options]', '', ...Object.values(commands).map((c) => `  ${c.usage}`)].join(
-    '\n',
-  );
+import { CommanderError } from 'commander';
+import { buildProgram } from './cli-program';
+import { CliError, type CommandContext } from './commands/types';
 
 /** Runs the CLI with the given arguments; resolves to the exit code. */
-export async function main(argv: string[], ctx: Omit<CommandContext, 'argv'>): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    ctx.stdout.write(`${usage()}\n`);
-    return name === undefined ? 2 : 0;
-  }
-  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
-  if (entry === undefined) {
-    ctx.stderr.write(`docrelay: unknown command "${name}" (run docrelay --help)\n`);
+export async function main(argv: string[], ctx: CommandContext): Promise<number> {
+  let code = 0;
+  const program = buildProgram(ctx, (exitCode) => {
+    code = exitCode;
+  });
+  if (argv.length === 0) {
+    program.outputHelp();
     return 2;
   }
   try {
-    const { run } = entry.load();
-    return await run({ ...ctx, argv: rest });
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // One line: the first line of the message, never a stack trace.
+    if (error instanceof CommanderError) {
+      // Commander has already printed the help, the version or the usage error.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    const message = awsSetupProblem(error) ?? (error instanceof Error ? error.message : String(error));
+    const name = argv.find((arg) => !arg.startsWith('-')) ?? 'docrelay';
     ctx.stderr.write(`docrelay ${name}: ${message.split('\n')[0]}\n`);
     return error instanceof CliError ? error.exitCode : 1;
   }
+}
+
+/**
+ * What to do when the AWS SDK could not call AWS at all (no credentials, expired ones, no region), found
+ * anywhere in the error's cause chain; undefined for any other error.
+ */
+export function awsSetupProblem(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 10; depth += 1) {
+    const text = `${current.name} ${current.message}`;
+    if (current.name === 'CredentialsProviderError' || /could not load credentials/i.test(text)) {
+      return 'no AWS credentials found: set AWS_PROFILE (or run aws sso login, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) for the account of the stack that DOCRELAY_TABLE... name';
+    }
+    if (/ExpiredToken|security token included in the request is (expired|invalid)/i.test(text)) {
+      return 'the AWS credentials have expired or are invalid: renew them (e.g. aws sso login) and run the command again';
+    }
+    if (/region is missing/i.test(text)) {
+      return 'no AWS region: set AWS_REGION (or AWS_PROFILE with a region) for the stack that DOCRELAY_TABLE... name';
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 if (require.main === module) {

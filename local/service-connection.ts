@@ -7,7 +7,7 @@
 import { FileSecretSource } from '../functions/adapters/local/file-secret-source';
 import type { LocalSettings } from '../functions/commons/env';
 import { type ApiKeyProvider, DocgenClient, type DocgenClientOptions } from '../functions/docgen/client';
-import { readEndpoints } from './state-files';
+import { readEndpoints, runningServiceUrl } from './state-files';
 
 /** The name of the service key's secret when the configuration names none. */
 export const DEFAULT_API_KEY_SECRET = 'docrelay/service-api-key';
@@ -38,7 +38,7 @@ export async function resolveServiceConnection(
   if (settings.docgenBaseUrl !== undefined) {
     baseUrl = settings.docgenBaseUrl;
   } else {
-    const running = (await readEndpoints(settings.dataDir))?.docgen?.baseUrl;
+    const running = runningServiceUrl(await readEndpoints(settings.dataDir));
     if (typeof running === 'string' && running !== '') {
       baseUrl = running;
       source = 'local-stack';

@@ -31,6 +31,40 @@ export interface LocalEndpoints {
   };
   /** Process id of the stack that wrote the file. */
   pid?: number;
+  /**
+   * A standalone emulator (`docrelay emulator`), kept apart from the stack's `docgen` so that starting or
+   * stopping one beside a running stack never changes the stack's entries.
+   */
+  emulator?: { baseUrl: string; pid: number };
+}
+
+/** True when a process with that id exists (a stale endpoints file outlives its stack). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** True when the stack that wrote the endpoints still runs (files without a pid are taken as running). */
+export function stackRunning(endpoints: LocalEndpoints): boolean {
+  return endpoints.aws !== undefined && (endpoints.pid === undefined || processAlive(endpoints.pid));
+}
+
+/**
+ * The Document Generation Service the CLI should use locally: the running stack's, else a running standalone
+ * emulator's, else a `docgen` entry written without a stack (older files); undefined when none runs.
+ */
+export function runningServiceUrl(endpoints: LocalEndpoints | undefined): string | undefined {
+  if (endpoints === undefined) return undefined;
+  if (stackRunning(endpoints) && endpoints.docgen?.baseUrl) return endpoints.docgen.baseUrl;
+  if (endpoints.emulator !== undefined && processAlive(endpoints.emulator.pid))
+    return endpoints.emulator.baseUrl;
+  if (endpoints.aws === undefined && endpoints.docgen?.baseUrl) return endpoints.docgen.baseUrl;
+  return undefined;
 }
 
 const endpointsFile = (dataDir: string): string => join(dataDir, 'endpoints.json');
@@ -94,15 +128,6 @@ export class DataDirInUseError extends Error {
   }
 }
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /**
  * Takes the data directory for this process (`<dataDir>/stack.pid`, created exclusively), or throws
  * DataDirInUseError naming the live process that holds it; a lock left by a process that died is taken over.
@@ -122,7 +147,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const pid = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid))
       throw new DataDirInUseError(dataDir, pid);
     await unlink(file).catch(() => undefined);
   }

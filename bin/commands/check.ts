@@ -2,31 +2,18 @@
  * `docrelay check [--offline]`: validates the configuration and, unless offline, every rule against the live
  * templates. Prints every problem at once; exit 1 when there is any.
  */
-import { parseArgs } from 'node:util';
 import { readLocalSettings } from '../../functions/commons/env';
 import type { LoadedConfig } from '../../functions/config/compile';
-import { ConfigError, type ConfigProblem, formatConfigProblem } from '../../functions/config/errors';
+import { ConfigError, type ConfigProblem } from '../../functions/config/errors';
 import { loadConfigFile } from '../../functions/config/load';
 import { checkConfigAgainstTemplates, configWarnings } from '../../functions/mapping/config-check';
 import { connectDocgenClient } from '../../local/service-connection';
-import { CliError, type CommandContext, type CommandRun } from './types';
-
-const USAGE = 'usage: docrelay check [--offline]';
+import { displayPath, problemLines, warningLines } from '../../local/stack/config-report';
+import { CliError, type CommandContext } from './types';
 
 /** Loads the config (path from DOCRELAY_CONFIG) and checks it; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  let offline: boolean;
-  try {
-    const parsed = parseArgs({
-      args: ctx.argv,
-      options: { offline: { type: 'boolean', default: false } },
-      allowPositionals: false,
-      strict: true,
-    });
-    offline = parsed.values.offline === true;
-  } catch (error) {
-    throw new CliError(`${error instanceof Error ? error.message : String(error)} (${USAGE})`, 2);
-  }
+export async function check(ctx: CommandContext, options: { offline?: boolean }): Promise<number> {
+  const offline = options.offline === true;
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const relative = displayPath(settings.configPath, ctx.cwd);
 
@@ -53,7 +40,7 @@ export const run: CommandRun = async (ctx) => {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(
-      `cannot read templates from ${connection.baseUrl}: ${message.split('\n')[0]} (docrelay check --offline skips the service)`,
+      `cannot read templates from ${connection.baseUrl}${connection.source === 'config' ? ` (service.baseUrl; no local stack or emulator runs for ${settings.dataDir})` : ''}: ${message.split('\n')[0]} (start npm start, or docrelay check --offline skips the service)`,
     );
   }
   printProblems(ctx, relative, report.problems, report.warnings);
@@ -62,7 +49,7 @@ export const run: CommandRun = async (ctx) => {
     `OK ${relative}: ${summary(loaded)}, ${report.templatesChecked.length} template(s) checked at ${connection.baseUrl}\n`,
   );
   return 0;
-};
+}
 
 function summary(loaded: LoadedConfig): string {
   const integrations = [...loaded.integrations.values()];
@@ -76,12 +63,7 @@ function printProblems(
   problems: readonly ConfigProblem[],
   warnings: readonly ConfigProblem[],
 ): void {
-  for (const warning of warnings) ctx.stderr.write(`warning: ${formatConfigProblem(warning, source)}\n`);
-  if (problems.length === 0) return;
-  ctx.stderr.write(`${source}: ${problems.length === 1 ? '1 problem' : `${problems.length} problems`}\n`);
-  for (const problem of problems) ctx.stderr.write(`  - ${formatConfigProblem(problem, source)}\n`);
-}
-
-function displayPath(path: string, cwd: string): string {
-  return path.startsWith(`${cwd}/`) ? path.slice(cwd.length + 1) : path;
+  for (const text of [...warningLines(source, warnings), ...problemLines(source, problems)]) {
+    ctx.stderr.write(`${text}\n`);
+  }
 }

@@ -19,17 +19,16 @@ import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
 import { consoleRoutes } from '../../local/console/console-routes';
 import { sqsDeadLetters } from '../../local/console/dead-letters';
 import { startApiServer } from '../../local/stack/api-server';
-import {
-  firstLine,
-  loadConfigOrExplain,
-  parseCommandArgs,
-  positiveInt,
-  requirePositionals,
-} from './ops-args';
+import { firstLine, loadConfigOrExplain } from './ops-args';
 import { resolveStackTarget } from './stack-target';
-import { CliError, type CommandRun } from './types';
+import { CliError, type CommandContext } from './types';
 
-const USAGE = 'usage: docrelay console --stack <name> [--port N] [--sealing-secret <name>]';
+/** What `docrelay console` takes. */
+export interface ConsoleOptions {
+  readonly stack: string;
+  readonly port: number;
+  readonly sealingSecret?: string;
+}
 
 /** The stack outputs the console needs, and the variable of the CLI's AWS target each one fills. */
 const OUTPUTS: Readonly<Record<string, string>> = {
@@ -68,21 +67,10 @@ async function stackVariables(
 }
 
 /** Serves the console until interrupted; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(
-    ctx.argv,
-    { stack: { type: 'string' }, port: { type: 'string' }, 'sealing-secret': { type: 'string' } },
-    USAGE,
-  );
-  requirePositionals(positionals, [], USAGE);
-  const stackName = values.stack;
-  if (stackName === undefined || stackName.trim() === '') {
-    throw new CliError(
-      `--stack <name> is required (the local stack serves its console itself) (${USAGE})`,
-      2,
-    );
-  }
-  const port = positiveInt(values.port, '--port', 3100, USAGE);
+export async function runConsole(ctx: CommandContext, values: ConsoleOptions): Promise<number> {
+  const stackName = values.stack.trim();
+  if (stackName === '') throw new CliError('--stack <name> must name a deployed docrelay stack', 2);
+  const port = values.port;
   const region = ctx.env.AWS_REGION ?? ctx.env.AWS_DEFAULT_REGION;
   const variables = await stackVariables(stackName, region);
   const target = await resolveStackTarget({ ...ctx, env: { ...ctx.env, ...variables } });
@@ -90,7 +78,7 @@ export const run: CommandRun = async (ctx) => {
     const settings = readLocalSettings(ctx.env, ctx.cwd);
     const config = await loadConfigOrExplain(settings.configPath);
     const secrets = new SecretsManagerSource(target.clients.secretsManager);
-    const sealingSecretName = values['sealing-secret'] ?? ctx.env[LAMBDA_ENV.sealingSecretName];
+    const sealingSecretName = values.sealingSecret ?? ctx.env[LAMBDA_ENV.sealingSecretName];
     const observability = createObservability('console', { logLevel: 'SILENT' });
     const jobsApi = makeJobsApiHandler(
       buildJobsApiDeps({
@@ -131,4 +119,4 @@ export const run: CommandRun = async (ctx) => {
   } finally {
     target.close();
   }
-};
+}

@@ -26,14 +26,10 @@ import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
 import type { JobRecord } from '../../functions/core/job';
 import { resetJobForReplay } from '../../functions/core/replay';
-import { firstLine, parseCommandArgs, positiveInt, requirePositionals } from './ops-args';
+import { firstLine } from './ops-args';
 import { resolveStackTarget, type StackTarget } from './stack-target';
-import { CliError, type CommandContext, type CommandRun } from './types';
+import { CliError, type CommandContext } from './types';
 
-const USAGE = 'usage: docrelay dlq list [--json] [--max N] | docrelay dlq redrive [--max N]';
-
-/** Messages looked at by default. */
-const DEFAULT_MAX = 100;
 /** Seconds a received message stays hidden, should the CLI die before handing it back. */
 const LIST_HOLD_SECONDS = 10;
 const REDRIVE_HOLD_SECONDS = 60;
@@ -171,29 +167,28 @@ export interface DlqEntry {
   job?: Pick<JobRecord, 'status' | 'attempts' | 'error' | 'lastError' | 'updatedAt'>;
 }
 
-/** Lists or redrives; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(
-    ctx.argv,
-    { json: { type: 'boolean' }, max: { type: 'string' } },
-    USAGE,
-  );
-  const [action] = requirePositionals(positionals, ['list|redrive'], USAGE);
-  if (action !== 'list' && action !== 'redrive')
-    throw new CliError(`unknown action "${action}" (${USAGE})`, 2);
-  if (action === 'redrive' && values.json === true)
-    throw new CliError(`--json is for dlq list (${USAGE})`, 2);
-  const max = positiveInt(values.max, '--max', DEFAULT_MAX, USAGE);
-
+/** `dlq list`: the messages with their jobs' state; resolves to the exit code. */
+export async function listDlq(
+  ctx: CommandContext,
+  options: { json?: boolean; max: number },
+): Promise<number> {
   const target = await resolveStackTarget(ctx);
   try {
-    return action === 'list'
-      ? await list(ctx, target, max, values.json === true)
-      : await redrive(ctx, target, max);
+    return await list(ctx, target, options.max, options.json === true);
   } finally {
     target.close();
   }
-};
+}
+
+/** `dlq redrive`: sends the messages back to the worker; resolves to the exit code. */
+export async function redriveDlq(ctx: CommandContext, options: { max: number }): Promise<number> {
+  const target = await resolveStackTarget(ctx);
+  try {
+    return await redrive(ctx, target, options.max);
+  } finally {
+    target.close();
+  }
+}
 
 async function list(ctx: CommandContext, target: StackTarget, max: number, json: boolean): Promise<number> {
   const { sqs } = target.clients;

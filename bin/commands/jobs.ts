@@ -1,41 +1,205 @@
 /**
- * `docrelay jobs show <jobId> [--json]`: a job as GET /v1/jobs/{jobId} shows it. Locally through the running
- * stack's API; on AWS (or without a local API) read from the table, with presigned links to the files.
+ * `docrelay jobs list|show|download`: finding jobs, a job as GET /v1/jobs/{jobId} shows it (locally through the
+ * running stack's API; on AWS, or without a local API, read from the table with presigned links to the files),
+ * and its stored files written to disk byte for byte.
  */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, unlink } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import type { JobRecord, JobStatus } from '../../functions/core/job';
 import { type JobView, toJobView } from '../../functions/core/job-view';
-import { firstLine, parseCommandArgs, requirePositionals } from './ops-args';
+import { firstLine } from './ops-args';
 import { resolveStackTarget, type StackTarget } from './stack-target';
-import { CliError, type CommandRun } from './types';
-
-const USAGE = 'usage: docrelay jobs show <jobId> [--json]';
+import { CliError, type CommandContext } from './types';
 
 /** Lifetime of the presigned links the CLI prints (as the jobs API's). */
 const PRESIGN_SECONDS = 3600;
 
-/** Shows one job; resolves to the exit code (1 for an unknown job). */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(ctx.argv, { json: { type: 'boolean' } }, USAGE);
-  const [action, jobId] = requirePositionals(positionals, ['action', 'jobId'], USAGE);
-  if (action !== 'show') throw new CliError(`unknown action "${action}" (${USAGE})`, 2);
-  if (!/^[A-Za-z0-9-]{1,64}$/.test(jobId as string)) throw new CliError(`no job ${jobId}`);
+const JOB_ID = /^[A-Za-z0-9-]{1,64}$/;
 
+/** Shows one job; resolves to the exit code (1 for an unknown job). */
+export async function showJob(
+  ctx: CommandContext,
+  jobId: string,
+  options: { json?: boolean },
+): Promise<number> {
+  const view = await findJob(ctx, jobId);
+  ctx.stdout.write(options.json === true ? `${JSON.stringify(view, null, 2)}\n` : formatJobView(view));
+  return 0;
+}
+
+/** The job's view from the running stack (its API locally, the table on AWS), or a CliError `no job`. */
+export async function findJob(ctx: Pick<CommandContext, 'env' | 'cwd'>, jobId: string): Promise<JobView> {
+  if (!JOB_ID.test(jobId)) throw new CliError(`no job ${jobId}`);
   const target = await resolveStackTarget(ctx);
   let view: JobView | undefined;
   try {
     view =
       target.kind === 'local' && target.apiUrl !== undefined
-        ? await viewFromApi(target.apiUrl, jobId as string)
-        : await viewFromTable(target, jobId as string);
+        ? await viewFromApi(target.apiUrl, jobId)
+        : await viewFromTable(target, jobId);
   } finally {
     target.close();
   }
   if (view === undefined) throw new CliError(`no job ${jobId}`);
-  ctx.stdout.write(values.json === true ? `${JSON.stringify(view, null, 2)}\n` : formatJobView(view));
+  return view;
+}
+
+/** What `docrelay jobs list` filters by. */
+export interface ListOptions {
+  readonly integration?: string;
+  readonly status?: JobStatus;
+  readonly since?: string;
+  readonly delivery?: string;
+  readonly limit: number;
+  readonly json?: boolean;
+}
+
+/** Lists jobs newest first, as a table or JSON (the jobs API's job views, without links). */
+export async function listJobs(ctx: CommandContext, options: ListOptions): Promise<number> {
+  const since = options.since === undefined ? undefined : parseSince(options.since, new Date());
+  const target = await resolveStackTarget(ctx);
+  let jobs: JobRecord[];
+  try {
+    const repository = new DynamoJobRepository(target.clients.dynamodb, target.tableName);
+    ({ jobs } = await repository.listJobs({
+      ...(options.integration === undefined ? {} : { integration: options.integration }),
+      ...(options.status === undefined ? {} : { status: options.status }),
+      ...(since === undefined ? {} : { since }),
+      ...(options.delivery === undefined ? {} : { deliveryId: options.delivery }),
+      limit: options.limit,
+    }));
+  } finally {
+    target.close();
+  }
+  const views = await Promise.all(jobs.map((job) => toJobView(job)));
+  if (options.json === true) {
+    ctx.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
+    return 0;
+  }
+  ctx.stdout.write(formatJobList(views));
   return 0;
-};
+}
+
+/** `--since`: an ISO 8601 time, or a duration back from now (`90s`, `30m`, `2h`, `7d`); else a usage error. */
+export function parseSince(text: string, now: Date): string {
+  const duration = /^(\d+)([smhd])$/.exec(text.trim());
+  if (duration !== null) {
+    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[duration[2] as 's' | 'm' | 'h' | 'd'];
+    return new Date(now.getTime() - Number(duration[1]) * unit).toISOString();
+  }
+  const time = Date.parse(text);
+  if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    throw new CliError(
+      `--since must be an ISO 8601 time or a duration such as 30m, 2h or 1d, got "${text}"`,
+      2,
+    );
+  }
+  return new Date(time).toISOString();
+}
+
+/** One line per job: received, job id, status, integration/rule, delivery, attempts. */
+export function formatJobList(views: readonly JobView[]): string {
+  if (views.length === 0) return 'no jobs\n';
+  const rows = [
+    ['RECEIVED', 'JOB', 'STATUS', 'INTEGRATION/RULE', 'DELIVERY', 'ATTEMPTS'],
+    ...views.map((v) => [
+      v.receivedAt,
+      v.jobId,
+      v.status,
+      `${v.integration}/${v.rule}`,
+      v.deliveryId,
+      String(v.attempts),
+    ]),
+  ].map((row) => row.map((cell) => cell.replace(/\p{Cc}/gu, '?')));
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return `${rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
+}
+
+/** Writes each stored file of the job to `out`, byte for byte, checked against its recorded SHA-256. */
+export async function downloadJob(
+  ctx: CommandContext,
+  jobId: string,
+  options: { out: string },
+): Promise<number> {
+  const view = await findJob(ctx, jobId);
+  if (view.files.length === 0) {
+    throw new CliError(
+      `job ${jobId} is ${view.status}: it has no stored files${view.status === 'failed' ? '' : ' yet'}`,
+    );
+  }
+  const dir = resolve(ctx.cwd, options.out);
+  await mkdir(dir, { recursive: true });
+  const target = await resolveStackTarget(ctx);
+  try {
+    for (const file of view.files) {
+      const path = join(dir, safeFilename(file.filename ?? basename(file.key)));
+      const written = await downloadObject(target, file.bucket, file.key, path);
+      if ((file.sha256 !== '' && written.sha256 !== file.sha256) || written.size !== file.size) {
+        await unlink(path).catch(() => undefined);
+        throw new CliError(
+          `s3://${file.bucket}/${file.key} does not match the job's record (size or SHA-256)`,
+        );
+      }
+      ctx.stdout.write(`${path}  ${written.size} bytes  sha256 ${written.sha256}\n`);
+    }
+  } finally {
+    target.close();
+  }
+  return 0;
+}
+
+/** A file name without directories or control characters (the service chose it). */
+function safeFilename(name: string): string {
+  const base = basename(name.replace(/\\/g, '/')).replace(/\p{Cc}/gu, '_');
+  return base === '' || base === '.' || base === '..' ? 'document' : base;
+}
+
+/** Streams one object to `path` (through a temporary file), hashing it on the way. */
+async function downloadObject(
+  target: StackTarget,
+  bucket: string,
+  key: string,
+  path: string,
+): Promise<{ size: number; sha256: string }> {
+  const object = await target.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  const body = object.Body;
+  if (!(body instanceof Readable)) throw new CliError(`s3://${bucket}/${key} has no body`);
+  const hash = createHash('sha256');
+  let size = 0;
+  const tmp = `${path}.${process.pid}.part`;
+  try {
+    await pipeline(
+      body,
+      async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          hash.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      },
+      createWriteStream(tmp),
+    );
+    await rename(tmp, path);
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+  return { size, sha256: hash.digest('hex') };
+}
 
 /** Reads the job from the table and presigns its files' links (what the jobs API does). */
 export async function viewFromTable(target: StackTarget, jobId: string): Promise<JobView | undefined> {

@@ -1,50 +1,13 @@
 /**
- * Argument and input handling shared by the CLI commands (map, send, put-event, jobs, replay, dlq):
- * parseArgs with usage errors (exit 2), the configuration with its first problem on one line, input files.
+ * Input handling shared by the CLI commands (map, send, put-event): the configuration with its first problem
+ * on one line, the integration, input files, and repeated `--header`/`--query` pairs.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { CompiledIntegration, LoadedConfig } from '../../functions/config/compile';
 import { ConfigError, formatConfigProblem } from '../../functions/config/errors';
 import { loadConfigFile } from '../../functions/config/load';
 import { CliError } from './types';
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-/** parseArgs, strict, with positionals; a parse error is a usage error (exit 2) that shows the usage. */
-export function parseCommandArgs<T extends Options>(argv: string[], options: T, usage: string) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new CliError(`${error instanceof Error ? error.message : String(error)} (${usage})`, 2);
-  }
-}
-
-/** Exactly one positional per name, else a usage error naming what is missing or extra. */
-export function requirePositionals(
-  positionals: readonly string[],
-  names: readonly string[],
-  usage: string,
-): string[] {
-  if (positionals.length < names.length) {
-    throw new CliError(`missing <${names[positionals.length]}> (${usage})`, 2);
-  }
-  if (positionals.length > names.length) {
-    throw new CliError(`unexpected argument "${positionals[names.length]}" (${usage})`, 2);
-  }
-  return [...positionals];
-}
-
-/** A positive whole number option, else a usage error. */
-export function positiveInt(text: string | undefined, name: string, fallback: number, usage: string): number {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new CliError(`${name} must be a positive whole number, got "${text}" (${usage})`, 2);
-  }
-  return value;
-}
 
 /** Loads the configuration; an invalid one fails with its first problem on one line. */
 export async function loadConfigOrExplain(path: string): Promise<LoadedConfig> {

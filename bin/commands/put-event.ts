@@ -6,23 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { readLocalSettings } from '../../functions/commons/env';
-import {
-  findIntegration,
-  firstLine,
-  loadConfigOrExplain,
-  parseCommandArgs,
-  readInputFile,
-  requirePositionals,
-} from './ops-args';
+import { findIntegration, firstLine, loadConfigOrExplain, readInputFile } from './ops-args';
 import { resolveStackTarget, type StackTarget } from './stack-target';
-import { CliError, type CommandRun } from './types';
-
-const USAGE = 'usage: docrelay put-event <integrationId> --event <file>';
-
-const HELP = `${USAGE}
-  Locally: posts the event to the running stack's event path (as the integration's EventBridge rule would).
-  On AWS (DOCRELAY_TABLE... set): PutEvents to DOCRELAY_EVENT_BUS (or the default bus) with the event's
-  source, detail-type and detail; the rule's eventPattern decides whether it becomes a delivery.`;
+import { CliError, type CommandContext } from './types';
 
 /** An EventBridge event: what the file must give, and what is filled in. */
 export interface EventInput {
@@ -84,15 +70,11 @@ export function completeEvent(
 }
 
 /** Sends the event; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  if (ctx.argv.includes('--help') || ctx.argv.includes('-h')) {
-    ctx.stdout.write(`${HELP}\n`);
-    return 0;
-  }
-  const { values, positionals } = parseCommandArgs(ctx.argv, { event: { type: 'string' } }, USAGE);
-  const [integrationId] = requirePositionals(positionals, ['integrationId'], USAGE) as [string];
-  if (values.event === undefined) throw new CliError(`--event <file> is required (${USAGE})`, 2);
-
+export async function putEvent(
+  ctx: CommandContext,
+  integrationId: string,
+  values: { event: string },
+): Promise<number> {
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const loaded = await loadConfigOrExplain(settings.configPath);
   const integration = findIntegration(loaded, integrationId);
@@ -129,7 +111,7 @@ export const run: CommandRun = async (ctx) => {
   } finally {
     target.close();
   }
-};
+}
 
 async function postLocally(
   stdout: NodeJS.WritableStream,

@@ -1,23 +1,29 @@
 /**
  * `docrelay replay <jobId> [--fresh]`: runs a failed job again from its last checkpoint, or from the start with
  * --fresh (a new document); --fresh also regenerates a stored job. Open jobs are refused: they are running.
- * The job is reset in the table, then its message is sent to the jobs queue.
+ * The job is reset in the table, then its message is sent to the jobs queue. With --fresh the command then
+ * follows the job to stored and deletes the previous files the new ones did not overwrite, so the new files
+ * replace the old (a failed or unfinished run leaves the old ones in place).
  */
 
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
 import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
 import { ReplayRefusedError, replayRefusal, resetJobForReplay } from '../../functions/core/replay';
-import { parseCommandArgs, requirePositionals } from './ops-args';
+import { waitForJobs } from './follow';
 import { resolveStackTarget } from './stack-target';
-import { CliError, type CommandRun } from './types';
+import { CliError, type CommandContext } from './types';
 
-const USAGE = 'usage: docrelay replay <jobId> [--fresh]';
+/** How long `replay --fresh` follows the job before it leaves the previous files in place. */
+const FRESH_WAIT_MS = 120_000;
 
 /** Resets the job and queues it; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(ctx.argv, { fresh: { type: 'boolean' } }, USAGE);
-  const [jobId] = requirePositionals(positionals, ['jobId'], USAGE) as [string];
+export async function replay(
+  ctx: CommandContext,
+  jobId: string,
+  values: { fresh?: boolean; timeoutMs?: number },
+): Promise<number> {
   if (!/^[A-Za-z0-9-]{1,64}$/.test(jobId)) throw new CliError(`no job ${jobId}`);
   const fresh = values.fresh === true;
 
@@ -46,8 +52,27 @@ export const run: CommandRun = async (ctx) => {
         ? 'from its document: the files will be copied'
         : 'from its last checkpoint';
     ctx.stdout.write(`job ${jobId}: ${job.status} -> ${reset.status} (replay ${from})\n`);
+    const previous = job.files.filter((file) => file.bucket !== undefined && file.key !== undefined);
+    if (!fresh || previous.length === 0) return 0;
+    // The new document's files replace the old ones: those the new run did not overwrite (a new file name,
+    // a {documentId} key) are deleted, and only once the new files are stored.
+    const outcome = await waitForJobs(ctx, [jobId], {
+      timeoutMs: values.timeoutMs ?? FRESH_WAIT_MS,
+      pollMs: 500,
+    });
+    const after = await new DynamoJobRepository(target.clients.dynamodb, target.tableName).getJob(jobId);
+    if (outcome !== 0 || after?.status !== 'stored') {
+      ctx.stdout.write(`job ${jobId} did not end stored: its previous files stay in place\n`);
+      return 1;
+    }
+    const kept = new Set(after.files.map((file) => `${file.bucket}/${file.key}`));
+    for (const file of previous) {
+      if (kept.has(`${file.bucket}/${file.key}`)) continue;
+      await target.clients.s3.send(new DeleteObjectCommand({ Bucket: file.bucket, Key: file.key }));
+      ctx.stdout.write(`removed the previous s3://${file.bucket}/${file.key}\n`);
+    }
     return 0;
   } finally {
     target.close();
   }
-};
+}

@@ -1,29 +1,28 @@
 /**
  * `docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]...
- * [--delivery-id <id>]`: signs the payload's bytes with the integration's secret, as its sender would (the URL
- * too for senders that sign it; inside the body for senders that sign there), and posts them to the webhook
- * URL (the local stack's unless --url). The content type follows the file's extension (.json, .xml, .txt,
- * .form) unless the sender always posts one (Twilio's forms) or --content-type says otherwise. Prints the
- * answer; exit 0 for 2xx, 1 with the problem on one line.
+ * [--delivery-id <id>] [--wait]`: signs the payload's bytes with the integration's secret, as its sender would
+ * (the URL too for senders that sign it; inside the body for senders that sign there), and posts them to the
+ * webhook URL (the local stack's unless --url). The content type follows the file's extension (.json, .xml,
+ * .txt, .form) unless --content-type says otherwise. Prints the answer; exit 0 for 2xx, 1 with the problem on
+ * one line. With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
  */
 
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
 import { senderScheme, signDelivery, signedBody } from '../../functions/senders';
+import { waitForJobs } from './follow';
 import {
   findIntegration,
   firstLine,
   loadConfigOrExplain,
-  parseCommandArgs,
   parseHeaderOptions,
   readInputFile,
-  requirePositionals,
 } from './ops-args';
 import { localApiUrl } from './stack-target';
-import { CliError, type CommandRun } from './types';
+import { CliError, type CommandContext } from './types';
 
 const USAGE =
-  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]... [--delivery-id <id>]';
+  'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]... [--delivery-id <id>] [--wait]';
 
 /** The content type a payload file's extension implies; JSON when the extension says nothing. */
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -41,22 +40,24 @@ export function contentTypeOf(file: string): string {
 
 /** How long to wait for the webhook's answer (the ingest answers before any generation). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** How often `--wait` looks at the jobs. */
+const WAIT_POLL_MS = 500;
 
-/** Signs and posts the payload file; resolves to the exit code. */
-export const run: CommandRun = async (ctx) => {
-  const { values, positionals } = parseCommandArgs(
-    ctx.argv,
-    {
-      payload: { type: 'string' },
-      url: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      'delivery-id': { type: 'string' },
-      'content-type': { type: 'string' },
-    },
-    USAGE,
-  );
-  const [integrationId] = requirePositionals(positionals, ['integrationId'], USAGE) as [string];
-  if (values.payload === undefined) throw new CliError(`--payload <file> is required (${USAGE})`, 2);
+/** What `docrelay send` takes besides the integration. */
+export interface SendOptions {
+  readonly payload: string;
+  readonly url?: string;
+  readonly header?: string[];
+  readonly deliveryId?: string;
+  /** Overrides the content type the file's extension implies. */
+  readonly contentType?: string;
+  readonly wait?: boolean;
+  /** Seconds `--wait` follows the jobs. */
+  readonly timeout: number;
+}
+
+/** Signs and posts the payload file (then, with --wait, follows its jobs); resolves to the exit code. */
+export async function send(ctx: CommandContext, integrationId: string, values: SendOptions): Promise<number> {
   const extraHeaders = parseHeaderOptions(values.header ?? [], USAGE);
 
   const settings = readLocalSettings(ctx.env, ctx.cwd);
@@ -68,7 +69,7 @@ export const run: CommandRun = async (ctx) => {
       `integration "${integrationId}" takes EventBridge events, not webhooks: use docrelay put-event ${integrationId} --event <file>`,
     );
   }
-  const deliveryId = values['delivery-id'];
+  const deliveryId = values.deliveryId;
   const idSource = senderScheme(verify.scheme)?.deliveryId;
   if (deliveryId !== undefined && (idSource === undefined || !('header' in idSource))) {
     throw new CliError(
@@ -112,7 +113,7 @@ export const run: CommandRun = async (ctx) => {
     'content-type': contentTypeOf(values.payload),
     'user-agent': 'docrelay-send',
     ...signed,
-    ...(values['content-type'] === undefined ? {} : { 'content-type': values['content-type'] }),
+    ...(values.contentType === undefined ? {} : { 'content-type': values.contentType }),
     ...extraHeaders,
   };
 
@@ -135,12 +136,24 @@ export const run: CommandRun = async (ctx) => {
   } catch {
     body = undefined;
   }
-  if (response.ok) {
-    ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
+  if (!response.ok) throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
+  ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
+  if (values.wait !== true) return 0;
+  const jobIds = jobIdsOf(body);
+  if (jobIds.length === 0) {
+    ctx.stderr.write('no job to wait for\n');
     return 0;
   }
-  throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
-};
+  return await waitForJobs(ctx, jobIds, { timeoutMs: values.timeout * 1000, pollMs: WAIT_POLL_MS });
+}
+
+function jobIdsOf(body: unknown): string[] {
+  const jobs = (body as { jobs?: unknown } | undefined)?.jobs;
+  if (!Array.isArray(jobs)) return [];
+  return jobs
+    .map((job) => (job as { jobId?: unknown }).jobId)
+    .filter((id): id is string => typeof id === 'string');
+}
 
 /** A problem+json answer as `title: detail`, on one line. */
 function describeProblem(body: unknown, fallback: string): string {

@@ -6,7 +6,7 @@
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws-clients';
 import { readLocalSettings } from '../../functions/commons/env';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
-import { LOCAL_CREDENTIALS, type LocalEndpoints, readEndpoints } from '../../local/state-files';
+import { LOCAL_CREDENTIALS, readEndpoints, stackRunning } from '../../local/state-files';
 import { CliError, type CommandContext } from './types';
 
 /** The stack a command works on, with AWS clients pointed at it. Call `close()` when done. */
@@ -49,17 +49,6 @@ export function regionOfQueueUrl(queueUrl: string): string | undefined {
   }
 }
 
-/** True when a process with that id exists (a stale endpoints file outlives its stack). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Resolves the stack: AWS when any of DOCRELAY_TABLE, DOCRELAY_QUEUE_URL, DOCRELAY_DLQ_URL, DOCRELAY_BUCKET is
  * set (then all must be; region and credentials from the AWS SDK's usual chain), else the local stack found
@@ -96,7 +85,7 @@ export async function resolveStackTarget(ctx: Pick<CommandContext, 'env' | 'cwd'
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const endpoints = await readEndpoints(settings.dataDir);
   const aws = endpoints?.aws;
-  if (endpoints === undefined || aws === undefined || !isRunning(endpoints)) {
+  if (endpoints === undefined || aws === undefined || !stackRunning(endpoints)) {
     throw new CliError(
       `no local stack is running for ${settings.dataDir}: start it with npm start (or set ${AWS_TARGET_VARIABLES.join(', ')} to use a deployed stack)`,
     );
@@ -123,11 +112,8 @@ export async function resolveStackTarget(ctx: Pick<CommandContext, 'env' | 'cwd'
 export async function localApiUrl(ctx: Pick<CommandContext, 'env' | 'cwd'>): Promise<string | undefined> {
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const endpoints = await readEndpoints(settings.dataDir);
-  return endpoints?.api !== undefined && isRunning(endpoints) ? endpoints.api : undefined;
+  return endpoints?.api !== undefined && stackRunning(endpoints) ? endpoints.api : undefined;
 }
-
-const isRunning = (endpoints: LocalEndpoints): boolean =>
-  endpoints.pid === undefined || processAlive(endpoints.pid);
 
 function destroyClients(clients: AwsClients): void {
   for (const client of Object.values(clients)) client.destroy();

@@ -1,50 +1,33 @@
 /** `docrelay templates list|show <id> [--json]`: the service's templates, or one with its properties. */
-import { parseArgs } from 'node:util';
 import { readLocalSettings } from '../../functions/commons/env';
 import type { Template } from '../../functions/docgen/types';
 import { connectDocgenClient } from '../../local/service-connection';
-import { CliError, type CommandRun } from './types';
+import { CliError, type CommandContext } from './types';
 
-const USAGE = 'usage: docrelay templates list [--json] | docrelay templates show <id> [--json]';
-
-/** Lists the templates as a table, or shows one template's files and properties. */
-export const run: CommandRun = async (ctx) => {
-  let positionals: string[];
-  let json: boolean;
-  try {
-    const parsed = parseArgs({
-      args: ctx.argv,
-      options: { json: { type: 'boolean', default: false } },
-      allowPositionals: true,
-      strict: true,
-    });
-    positionals = parsed.positionals;
-    json = parsed.values.json === true;
-  } catch (error) {
-    throw new CliError(`${error instanceof Error ? error.message : String(error)} (${USAGE})`, 2);
-  }
-  const [sub, id, ...extra] = positionals;
-  if (sub === 'list') {
-    if (id !== undefined) throw new CliError(`templates list takes no argument, got "${id}" (${USAGE})`, 2);
-  } else if (sub === 'show') {
-    if (id === undefined || id.trim() === '')
-      throw new CliError(`templates show needs a template id (${USAGE})`, 2);
-    if (extra.length > 0) throw new CliError(`unexpected argument "${extra[0]}" (${USAGE})`, 2);
-  } else {
-    throw new CliError(sub === undefined ? USAGE : `unknown subcommand "${sub}" (${USAGE})`, 2);
-  }
-
-  const settings = readLocalSettings(ctx.env, ctx.cwd);
-  const { client } = await connectDocgenClient(settings);
-  if (sub === 'list') {
-    const templates = await client.listAllTemplates();
-    ctx.stdout.write(json ? `${JSON.stringify(templates, null, 2)}\n` : formatTemplateList(templates));
-    return 0;
-  }
-  const template = await client.getTemplate(id as string);
-  ctx.stdout.write(json ? `${JSON.stringify(template, null, 2)}\n` : formatTemplate(template));
+/** Lists the templates as a table (or JSON). */
+export async function listTemplates(ctx: CommandContext, options: { json?: boolean }): Promise<number> {
+  const { client } = await connectDocgenClient(readLocalSettings(ctx.env, ctx.cwd));
+  const templates = await client.listAllTemplates();
+  ctx.stdout.write(
+    options.json === true ? `${JSON.stringify(templates, null, 2)}\n` : formatTemplateList(templates),
+  );
   return 0;
-};
+}
+
+/** Shows one template's files and properties (or JSON). */
+export async function showTemplate(
+  ctx: CommandContext,
+  templateId: string,
+  options: { json?: boolean },
+): Promise<number> {
+  if (templateId.trim() === '') throw new CliError('templates show needs a template id', 2);
+  const { client } = await connectDocgenClient(readLocalSettings(ctx.env, ctx.cwd));
+  const template = await client.getTemplate(templateId);
+  ctx.stdout.write(
+    options.json === true ? `${JSON.stringify(template, null, 2)}\n` : formatTemplate(template),
+  );
+  return 0;
+}
 
 /** The template list as a table: id, name, created, number of files. */
 export function formatTemplateList(templates: readonly Template[]): string {
@@ -73,7 +56,7 @@ export function formatTemplate(template: Template): string {
     lines.push(`    uses: ${usedText}`);
   }
   if (template.files.length > 1) {
-    lines.push('  (more than one file: choose one with templateFileId when generating documents)');
+    lines.push('  (more than one file: choose one with template.fileId in the rule)');
   }
   const properties = template.properties ?? [];
   lines.push('', `properties (${properties.length}):`);

@@ -6,8 +6,9 @@
  * at the API's root (local/console/).
  */
 import { randomBytes } from 'node:crypto';
+import { watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws-clients';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
@@ -17,13 +18,16 @@ import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import type { LocalSettings } from '../../functions/commons/env';
 import { createObservability, type LogLevel } from '../../functions/commons/observability';
 import type { LoadedConfig } from '../../functions/config/compile';
+import { ConfigError, type ConfigProblem } from '../../functions/config/errors';
 import { loadConfigFile } from '../../functions/config/load';
 import type { IngestDeps } from '../../functions/core/accept-delivery';
 import { reconcile } from '../../functions/core/reconcile';
+import { DocgenClient } from '../../functions/docgen/client';
 import { makeEventIngestHandler } from '../../functions/handlers/event-ingest/make-handler';
 import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
 import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
 import { makeWorkerHandler } from '../../functions/handlers/worker/make-handler';
+import { checkConfigAgainstTemplates } from '../../functions/mapping/config-check';
 import type { EventPublisher } from '../../functions/ports/event-publisher';
 import { buildDocumentService } from '../../functions/wiring/document-service';
 import { buildIngestDeps } from '../../functions/wiring/ingest';
@@ -36,6 +40,7 @@ import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emu
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
+import { displayPath, problemLines, warningLines } from './config-report';
 import { localContext } from './lambda-context';
 import { type Poller, startPoller } from './poller';
 
@@ -70,7 +75,19 @@ export interface LocalStackOptions {
   readonly outageBudgetMs?: number;
   /** Start without the worker poller (tests that fill the queue first). @default true */
   readonly startWorkers?: boolean;
+  /**
+   * Reload the configuration when its file changes (`reloadConfig` on each change, debounced); tests call
+   * `reloadConfig` themselves. @default false
+   */
+  readonly watchConfig?: boolean;
+  /** Check every rule against the service's templates at start and reload, told as warnings. @default true */
+  readonly checkTemplates?: boolean;
 }
+
+/** What a config reload did: the new config runs, or the running one stays because the edit is broken. */
+export type ReloadResult =
+  | { readonly reloaded: true; readonly config: LoadedConfig; readonly warnings: readonly ConfigProblem[] }
+  | { readonly reloaded: false; readonly problems: readonly ConfigProblem[]; readonly error?: string };
 
 /** A running local stack. */
 export interface LocalStack {
@@ -81,7 +98,7 @@ export interface LocalStack {
   /** The embedded service emulator, unless an external service is used. */
   readonly emulator?: EmulatorHandle;
   readonly aws: AwsEmulators;
-  /** The configuration the stack runs. */
+  /** The configuration the stack runs (the latest that loaded: see reloadConfig). */
   readonly config: LoadedConfig;
   /** The AWS SDK clients, pointed at the emulators. */
   readonly clients: AwsClients;
@@ -96,6 +113,11 @@ export interface LocalStack {
   startWorkers(): void;
   /** Stops the worker poller, waiting for the batches in flight (simulates a worker going away). */
   stopWorkers(): Promise<void>;
+  /**
+   * Reads the config file again; when it is valid, the handlers are rebuilt with it (requests and batches in
+   * flight finish with the old one), else the running config stays and the problems are told.
+   */
+  reloadConfig(): Promise<ReloadResult>;
   /** Runs one reconciler pass now. */
   reconcileNow(before?: number): Promise<{ deliveriesCompleted: number; jobsResent: number }>;
   /** Stops everything. */
@@ -109,21 +131,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const config = options.config ?? (await loadConfigFile(settings.configPath));
   const service = config.config.service;
 
-  const secretNames = new Set<string>([service.apiKeySecret, LOCAL_SEALING_SECRET]);
-  const standardWebhooksSecrets = new Set<string>();
-  for (const integration of config.config.integrations) {
-    const secret = integration.verify?.secret;
-    for (const name of secret === undefined ? [] : Array.isArray(secret) ? secret : [secret]) {
-      secretNames.add(name);
-      if (integration.verify?.scheme === 'standard-webhooks') standardWebhooksSecrets.add(name);
-    }
-  }
-  const created = [
-    ...(await ensureStandardWebhooksSecrets(settings.secretsFile, standardWebhooksSecrets)),
-    ...(await ensureDevSecrets(settings.secretsFile, [...secretNames])),
-  ];
-  if (created.length > 0)
-    line(`created development secrets in ${settings.secretsFile}: ${created.join(', ')}`);
+  await ensureConfigSecrets(settings.secretsFile, config, line);
   const overrides: Record<string, string> =
     settings.docgenApiKey === undefined ? {} : { [service.apiKeySecret]: settings.docgenApiKey };
   const secrets = new FileSecretSource(settings.secretsFile, overrides);
@@ -168,42 +176,71 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const jobs = new DynamoJobRepository(clients.dynamodb, aws.tableName);
     const queue = new SqsJobQueue(clients.sqs, aws.queueUrl);
     const deadLetters = new SqsJobQueue(clients.sqs, aws.dlqUrl);
-    const ingestDeps = buildIngestDeps({
-      config,
-      secrets,
-      ...tables,
-      sqs: clients.sqs,
-      queueUrl: aws.queueUrl,
-      sealingSecretName: LOCAL_SEALING_SECRET,
-    });
-    const workerDeps = buildWorkerDeps({
-      config,
-      secrets,
-      ...tables,
-      sqs: clients.sqs,
-      s3: clients.s3,
-      events: consoleEvents(join(settings.dataDir, 'events.jsonl'), line),
-      queueUrl: aws.queueUrl,
-      dlqUrl: aws.dlqUrl,
-      bucket: aws.bucket,
-      sealingSecretName: LOCAL_SEALING_SECRET,
-      maxReceiveCount,
-      leaseMs: visibility * 1000,
-      docgenBaseUrl: docgenUrl,
-      ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
-      ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
-    });
-
     const logLevel = options.logLevel ?? 'WARN';
     // EMF metrics are for CloudWatch; printed locally they would drown the console. Powertools reads this
     // setting from the environment only.
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-    const ingest = makeIngestHandler(ingestDeps, createObservability('ingest', { logLevel }));
+    const events = consoleEvents(join(settings.dataDir, 'events.jsonl'), line);
+
+    /** The handlers that depend on the configuration, built by the same builders as on AWS. */
+    const wire = (loaded: LoadedConfig, secrets: FileSecretSource) => {
+      const ingestDeps = buildIngestDeps({
+        config: loaded,
+        secrets,
+        ...tables,
+        sqs: clients.sqs,
+        queueUrl: aws.queueUrl,
+        sealingSecretName: LOCAL_SEALING_SECRET,
+      });
+      const workerDeps = buildWorkerDeps({
+        config: loaded,
+        secrets,
+        ...tables,
+        sqs: clients.sqs,
+        s3: clients.s3,
+        events,
+        queueUrl: aws.queueUrl,
+        dlqUrl: aws.dlqUrl,
+        bucket: aws.bucket,
+        sealingSecretName: LOCAL_SEALING_SECRET,
+        maxReceiveCount,
+        leaseMs: visibility * 1000,
+        docgenBaseUrl: docgenUrl,
+        ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
+        ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
+      });
+      return {
+        config: loaded,
+        ingestDeps,
+        workerDeps,
+        ingest: makeIngestHandler(ingestDeps, createObservability('ingest', { logLevel })),
+        eventIngest: makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel })),
+      };
+    };
+    let wiring = wire(config, secrets);
+
+    const templateClient = new DocgenClient({
+      baseUrl: docgenUrl,
+      apiKey: { get: () => secrets.get(service.apiKeySecret) },
+      downloadOrigins: service.downloadOrigins ?? [],
+    });
+    const checkTemplates = async (loaded: LoadedConfig): Promise<ConfigProblem[]> => {
+      if (options.checkTemplates === false) return [];
+      const source = displayPath(settings.configPath, process.cwd());
+      try {
+        const report = await checkConfigAgainstTemplates(loaded, templateClient);
+        const warnings = [...report.problems, ...report.warnings];
+        for (const text of warningLines(source, warnings)) line(text);
+        return warnings;
+      } catch (error) {
+        line(`warning: mappings not checked against the templates at ${docgenUrl}: ${firstLineOf(error)}`);
+        return [];
+      }
+    };
     const jobsApi = makeJobsApiHandler(
       buildJobsApiDeps({ ...tables, s3: clients.s3, bucket: aws.bucket }),
       createObservability('jobs-api', { logLevel }),
     );
-    const eventIngest = makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel }));
     const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
     const reconcilerDeps = buildReconcilerDeps({
       ...tables,
@@ -214,15 +251,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const api = await startApiServer(
       {
-        ingest: (event, context) => ingest(event, context) as ReturnType<typeof ingest>,
+        ingest: (event, context) => wiring.ingest(event, context) as ReturnType<typeof wiring.ingest>,
         jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
         putEvent: (integrationId, event) =>
-          eventIngest({ integrationId, event }, localContext('event-ingest', 30_000)),
+          wiring.eventIngest({ integrationId, event }, localContext('event-ingest', 30_000)),
         console: consoleRoutes({
           jobs,
           queue,
           deadLetters: sqsDeadLetters(clients.sqs, aws.dlqUrl),
-          config,
+          // The configuration the stack runs now (it is reloaded when the file changes).
+          get config() {
+            return wiring.config;
+          },
           templates: buildDocumentService(config, secrets, { baseUrl: docgenUrl }).templates,
           sealingSecret: () => secrets.get(LOCAL_SEALING_SECRET),
           stackLabel: 'local',
@@ -247,8 +287,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueArn,
         region: aws.region,
         handlerForLane: () => {
-          const worker = makeWorkerHandler(workerDeps, createObservability('worker', { logLevel }));
-          return (event, context) => worker(event, context) as ReturnType<typeof worker>;
+          // One handler per lane and configuration: a reload reaches the lane at its next batch.
+          let built: { from: typeof wiring; handler: ReturnType<typeof makeWorkerHandler> } | undefined;
+          return (event, context) => {
+            const current = wiring;
+            if (built?.from !== current) {
+              built = {
+                from: current,
+                handler: makeWorkerHandler(current.workerDeps, createObservability('worker', { logLevel })),
+              };
+            }
+            return built.handler(event, context) as ReturnType<typeof built.handler>;
+          };
         },
         concurrency: options.concurrency ?? service.maxConcurrency,
         onError: (error) => line(`worker error: ${error instanceof Error ? error.message : String(error)}`),
@@ -281,6 +331,36 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(async () => clearInterval(interval));
 
     if (options.startWorkers ?? true) startWorkers();
+    await checkTemplates(config);
+
+    let reloading: Promise<ReloadResult> | undefined;
+    const reloadOnce = async (): Promise<ReloadResult> => {
+      const source = displayPath(settings.configPath, process.cwd());
+      let loaded: LoadedConfig;
+      try {
+        loaded = await loadConfigFile(settings.configPath);
+      } catch (error) {
+        const problems = error instanceof ConfigError ? error.problems : [];
+        line(
+          `config not reloaded, the running config stays: ${problems.length === 0 ? firstLineOf(error) : ''}`.trimEnd(),
+        );
+        for (const text of problemLines(source, problems)) line(text);
+        return { reloaded: false, problems, ...(problems.length === 0 ? { error: firstLineOf(error) } : {}) };
+      }
+      await ensureConfigSecrets(settings.secretsFile, loaded, line);
+      // A new secret source: the new config may name secrets the old one's cache has not seen.
+      wiring = wire(loaded, new FileSecretSource(settings.secretsFile, overrides));
+      line(`config reloaded from ${source}: ${describeConfig(loaded)}`);
+      const warnings = await checkTemplates(loaded);
+      return { reloaded: true, config: loaded, warnings };
+    };
+    const reloadConfig = (): Promise<ReloadResult> => {
+      // One reload at a time; a change during one is read by the next.
+      const next = (reloading ?? Promise.resolve()).then(reloadOnce, reloadOnce);
+      reloading = next;
+      return next;
+    };
+    if (options.watchConfig === true) stops.push(watchFile(settings.configPath, () => void reloadConfig()));
 
     await writeEndpoints(settings.dataDir, {
       api: api.url,
@@ -301,14 +381,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       docgenUrl,
       ...(emulator === undefined ? {} : { emulator }),
       aws,
-      config,
+      get config() {
+        return wiring.config;
+      },
       clients,
       jobs,
       queue,
       deadLetters,
-      ingestDeps,
+      get ingestDeps() {
+        return wiring.ingestDeps;
+      },
       startWorkers,
       stopWorkers,
+      reloadConfig,
       reconcileNow,
       stop: stopAll,
     };
@@ -316,6 +401,57 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stopAll();
     throw error;
   }
+}
+
+/** Creates the development secrets the config names and the secrets file lacks, and says which. */
+async function ensureConfigSecrets(
+  file: string,
+  config: LoadedConfig,
+  line: (text: string) => void,
+): Promise<void> {
+  const secretNames = new Set<string>([config.config.service.apiKeySecret, LOCAL_SEALING_SECRET]);
+  const standardWebhooksSecrets = new Set<string>();
+  for (const integration of config.config.integrations) {
+    const secret = integration.verify?.secret;
+    for (const name of secret === undefined ? [] : Array.isArray(secret) ? secret : [secret]) {
+      secretNames.add(name);
+      if (integration.verify?.scheme === 'standard-webhooks') standardWebhooksSecrets.add(name);
+    }
+  }
+  const created = [
+    ...(await ensureStandardWebhooksSecrets(file, standardWebhooksSecrets)),
+    ...(await ensureDevSecrets(file, [...secretNames])),
+  ];
+  if (created.length > 0) line(`created development secrets in ${file}: ${created.join(', ')}`);
+}
+
+/** `N integration(s), M rule(s)`. */
+export function describeConfig(loaded: LoadedConfig): string {
+  const integrations = [...loaded.integrations.values()];
+  const rules = integrations.reduce((n, i) => n + i.rules.length, 0);
+  return `${integrations.length} integration(s), ${rules} rule(s)`;
+}
+
+const firstLineOf = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+
+/**
+ * Calls `onChange` (debounced) when the file changes. Watches the folder, since editors often save by
+ * writing a new file and renaming it over the old one. Resolves to the stop function.
+ */
+function watchFile(path: string, onChange: () => void): () => Promise<void> {
+  const name = basename(path);
+  let timer: NodeJS.Timeout | undefined;
+  const watcher = watch(dirname(path), (_event, changed) => {
+    if (changed !== null && changed !== name) return;
+    clearTimeout(timer);
+    timer = setTimeout(onChange, 150);
+  });
+  watcher.on('error', () => undefined);
+  return async () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
 }
 
 /** Sends every failed job's message to the (new, empty) dead-letter queue with its reason; returns how many. */

@@ -3,11 +3,15 @@
  * main(), against a local stack started in-process on loopback, found by the CLI through its endpoints file
  * as a second terminal would find `npm start`.
  */
+
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { tailJobs } from '../../bin/commands/tail';
 import { main } from '../../bin/docrelay';
 import { readLocalSettings } from '../../functions/commons/env';
 import type { JobRecord } from '../../functions/core/job';
@@ -105,7 +109,11 @@ describe('docrelay send', () => {
   });
 
   it('sends the same delivery id again as a duplicate (200, nothing new)', async () => {
-    const args = ['send', 'github-releases', '--payload', sample('github-release-published.json')];
+    // Content of its own: a payload already delivered under another id is a duplicate of that delivery.
+    const payload = JSON.parse(await readFile(sample('github-release-published.json'), 'utf8')) as object;
+    const file = join(dataDir, 'dup-release.json');
+    await writeFile(file, JSON.stringify({ ...payload, cli_ops: 'dup-1' }));
+    const args = ['send', 'github-releases', '--payload', file];
     const first = await cli([...args, '--delivery-id', 'cli-ops-dup-1']);
     const second = await cli([...args, '--delivery-id', 'cli-ops-dup-1']);
     expect(first.code).toBe(0);
@@ -210,6 +218,112 @@ describe('docrelay jobs show', () => {
   });
 });
 
+describe('finding and following: send --wait, jobs list, jobs download', () => {
+  let jobId: string;
+  let deliveryId: string;
+
+  beforeAll(async () => {
+    const result = await cli(['send', 'internal-notes', '--payload', sample('internal-note.json'), '--wait']);
+    expect(result.code).toBe(0);
+    const body = JSON.parse(result.stdout) as { deliveryId: string; jobs: Array<{ jobId: string }> };
+    jobId = body.jobs[0]?.jobId as string;
+    deliveryId = body.deliveryId;
+    // The progress lines, then the outcome, on stderr (stdout stays the answer's JSON).
+    expect(result.stderr).toMatch(/^waiting: /);
+    expect(result.stderr).toContain(`job ${jobId} stored: s3://docrelay-documents/internal-notes/`);
+  });
+
+  it('send --wait returns once the job is stored', async () => {
+    expect((await stack.jobs.getJob(jobId))?.status).toBe('stored');
+  });
+
+  it('jobs list --json includes the stored job, newest first; --status failed leaves it out', async () => {
+    const listed = await cli(['jobs', 'list', '--json', '--integration', 'internal-notes']);
+    expect(listed.code).toBe(0);
+    const views = JSON.parse(listed.stdout) as JobView[];
+    expect(views.find((view) => view.jobId === jobId)).toMatchObject({ status: 'stored', deliveryId });
+    const received = views.map((view) => view.receivedAt);
+    expect(received).toEqual([...received].sort().reverse());
+
+    const failed = JSON.parse(
+      (await cli(['jobs', 'list', '--json', '--status', 'failed'])).stdout,
+    ) as JobView[];
+    expect(failed.map((view) => view.jobId)).not.toContain(jobId);
+    expect(failed.every((view) => view.status === 'failed')).toBe(true);
+  });
+
+  it('jobs list --delivery finds the jobs of one delivery; the table form has one line per job', async () => {
+    const byDelivery = JSON.parse(
+      (await cli(['jobs', 'list', '--json', '--delivery', deliveryId])).stdout,
+    ) as JobView[];
+    expect(byDelivery.map((view) => view.jobId)).toEqual([jobId]);
+    const table = await cli(['jobs', 'list', '--delivery', deliveryId, '--since', '1h']);
+    expect(table.code).toBe(0);
+    expect(table.stdout.trimEnd().split('\n')).toHaveLength(2);
+    expect(table.stdout).toMatch(new RegExp(`${jobId}\\s+stored\\s+internal-notes/note`));
+  });
+
+  it('tail prints the newest jobs, then a line for each job that appears or changes', async () => {
+    const stdout = new PassThrough();
+    let text = '';
+    stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    const controller = new AbortController();
+    let looks = 0;
+    let newJob = '';
+    // Between the first and the second look a new job is sent and stored; the second look ends the tail.
+    const step = async (): Promise<void> => {
+      looks += 1;
+      if (looks === 1) {
+        [newJob] = (await send('internal-notes', 'internal-note.json')) as [string];
+        await waitForStatus(newJob, ['stored']);
+      } else {
+        controller.abort();
+      }
+    };
+    const code = await tailJobs(
+      { stdout, stderr: new PassThrough(), cwd: root, env: { DOCRELAY_DATA_DIR: dataDir } },
+      { interval: 1, integration: 'internal-notes', json: true },
+      controller.signal,
+      step,
+    );
+    expect(code).toBe(0);
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { jobId: string; status: string });
+    expect(lines.length).toBeLessThanOrEqual(11);
+    expect(lines.at(-1)).toMatchObject({ jobId: newJob, status: 'stored' });
+    expect(lines.find((line) => line.jobId === jobId)).toBeDefined();
+  });
+
+  it('jobs download writes the stored file byte for byte', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'docrelay-cli-download-'));
+    try {
+      const result = await cli(['jobs', 'download', jobId, '--out', out]);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      const job = await stack.jobs.getJob(jobId);
+      const file = job?.files[0];
+      const stored = await stack.clients.s3.send(
+        new GetObjectCommand({ Bucket: file?.bucket, Key: file?.key }),
+      );
+      const expected = Buffer.from((await stored.Body?.transformToByteArray()) ?? []);
+      const written = await readFile(join(out, basename(file?.filename ?? '')));
+      expect(written.equals(expected)).toBe(true);
+      expect(createHash('sha256').update(written).digest('hex')).toBe(file?.sha256);
+      expect(result.stdout).toContain(`${written.length} bytes  sha256 ${file?.sha256}`);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
+  it('jobs download refuses a job without stored files', async () => {
+    const result = await cli(['jobs', 'download', 'no-such-job']);
+    expect(result).toMatchObject({ code: 1, stderr: 'docrelay jobs: no job no-such-job\n' });
+  });
+});
+
 describe('failed jobs: jobs show, dlq list, dlq redrive, replay', () => {
   it('shows a failed job with its error, lists it in the DLQ with its reason, and redrives it to stored', async () => {
     const jobId = await failedJob();
@@ -268,11 +382,25 @@ describe('failed jobs: jobs show, dlq list, dlq redrive, replay', () => {
 
     const created = stack.emulator?.stats().documentsCreated ?? 0;
     const fresh = await cli(['replay', jobId, '--fresh']);
-    expect(fresh.stdout).toBe(
-      `job ${jobId}: stored -> queued (replay from the start: a new document will be generated)\n`,
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toMatch(
+      new RegExp(
+        `^job ${jobId}: stored -> queued \\(replay from the start: a new document will be generated\\)\n`,
+      ),
     );
-    await new Promise((done) => setTimeout(done, 50));
     const after = await waitForStatus(jobId, ['stored', 'failed']);
+    // The new files replace the old: the job's prefix holds only them.
+    const listed = await stack.clients.s3.send(
+      new ListObjectsV2Command({ Bucket: after.files[0]?.bucket, Prefix: `internal-notes/` }),
+    );
+    const keys = (listed.Contents ?? [])
+      .map((object) => object.Key)
+      .filter((key) => key?.includes(`/${jobId}/`));
+    expect(keys).toEqual(after.files.map((file) => file.key));
+    for (const file of before.files) {
+      if (file.key !== after.files[0]?.key)
+        expect(fresh.stdout).toContain(`removed the previous s3://${file.bucket}/${file.key}`);
+    }
     expect(after.status).toBe('stored');
     expect(after.document?.id).not.toBe(before.document?.id);
     expect(after.documentsRequested).toBe(before.documentsRequested + 1);
@@ -420,29 +548,39 @@ async function purgeInvalid(): Promise<void> {
 
 describe('usage and targets', () => {
   it.each([
-    [['send'], /^docrelay send: missing <integrationId> \(usage: docrelay send/],
-    [['send', 'github-releases'], /--payload <file> is required/],
-    [['send', 'github-releases', '--payload', 'x', '--bogus'], /Unknown option '--bogus'/],
+    [['send'], /^error: required option '--payload <file>' not specified \(add --help for usage\)\n$/],
+    [['send', '--payload', 'x'], /missing required argument 'integrationId'/],
+    [['send', 'github-releases'], /required option '--payload <file>' not specified/],
+    [['send', 'github-releases', '--payload', 'x', '--bogus'], /unknown option '--bogus'/],
     [
       ['send', 'stripe-invoices', '--payload', 'x', '--delivery-id', 'd'],
       /scheme stripe carries no delivery id header/,
     ],
-    [['put-event', 'order-events'], /--event <file> is required/],
-    [['jobs'], /missing <action>/],
-    [['jobs', 'list', 'x'], /unknown action "list"/],
-    [['replay'], /missing <jobId>/],
-    [['replay', 'a', 'b'], /unexpected argument "b"/],
-    [['dlq'], /missing <list\|redrive>/],
-    [['dlq', 'purge'], /unknown action "purge"/],
-    [['dlq', 'list', '--max', '0'], /--max must be a positive whole number/],
-    [['dlq', 'redrive', '--json'], /--json is for dlq list/],
+    [['put-event', 'order-events'], /required option '--event <file>' not specified/],
+    [['jobs', 'lis'], /unknown command 'lis'.*Did you mean list\?/s],
+    [['jobs', 'list', 'x'], /too many arguments for 'list'/],
+    [['jobs', 'list', '--status', 'done'], /Allowed choices are queued, processing, created, stored, failed/],
+    [['jobs', 'list', '--since', 'yesterday'], /--since must be an ISO 8601 time or a duration/],
+    [['replay'], /missing required argument 'jobId'/],
+    [['replay', 'a', 'b'], /too many arguments for 'replay'/],
+    [['dlq', 'purge'], /unknown command 'purge'/],
+    [['dlq', 'list', '--max', '0'], /It must be a whole number from 1 to 100000/],
+    [['dlq', 'redrive', '--json'], /unknown option '--json'/],
   ])('%j is a usage error: exit 2, one line', async (argv, message) => {
     const result = await cli(argv);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    oneLine(result.stderr);
     expect(result.stderr).toMatch(message);
   });
+
+  it.each([['jobs'], ['dlq'], ['templates']])(
+    '%s without a subcommand shows its subcommands on stderr, exit 2',
+    async (name) => {
+      const result = await cli([name]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`^Usage: docrelay ${name} \\[options\\] \\[command\\]`));
+    },
+  );
 
   it('says to start the stack when none runs for the data directory', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'docrelay-cli-ops-empty-'));
@@ -490,5 +628,15 @@ describe('usage and targets', () => {
     const body = JSON.parse(result.stdout) as { jobs: Array<{ jobId: string; rule: string }> };
     expect(body.jobs).toMatchObject([{ rule: 'note' }]);
     await waitForStatus(body.jobs[0]?.jobId as string, ['stored']);
+  });
+});
+
+// Last: the failed job it leaves in the dead-letter queue would change the counts of the tests above.
+describe('send --wait on a job that fails', () => {
+  it('send --wait exits 1 when a job fails', async () => {
+    stack.emulator?.setFaults({ failNext: { count: 1, status: 400 } });
+    const result = await cli(['send', 'internal-notes', '--payload', sample('internal-note.json'), '--wait']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/job \S+ failed: /);
   });
 });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import mammoth from 'mammoth';
 import { runEmulator } from '../../bin/commands/emulator';
+import { main } from '../../bin/docrelay';
 import type { FaultSettings } from '../../local/emulator/faults';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../../local/emulator/server';
 import { waitUntil } from './helpers/wait';
@@ -681,13 +682,8 @@ describe('docrelay emulator command', () => {
     const controller = new AbortController();
     const env = { DOCRELAY_DATA_DIR: join(dir, 'data') };
     const done = runEmulator(
-      {
-        argv: ['--port', '0'],
-        stdout: stdout.stream,
-        stderr: collector().stream,
-        env,
-        cwd: dir,
-      },
+      { stdout: stdout.stream, stderr: collector().stream, env, cwd: dir },
+      { port: 0, host: '127.0.0.1' },
       controller.signal,
     );
     let exitedEarly: unknown;
@@ -708,7 +704,7 @@ describe('docrelay emulator command', () => {
       { timeoutMs: 20_000, intervalMs: 20, describe: () => stdout.text() },
     );
     const endpoints = JSON.parse(await readFile(join(dir, 'data', 'endpoints.json'), 'utf8')) as {
-      docgen: { baseUrl: string };
+      emulator: { baseUrl: string };
     };
     const secrets = JSON.parse(await readFile(join(dir, 'data', 'secrets.json'), 'utf8')) as Record<
       string,
@@ -716,31 +712,29 @@ describe('docrelay emulator command', () => {
     >;
     const key = secrets['docrelay/service-api-key'];
     expect(key).toBeTruthy();
-    expect(stdout.text()).toContain(`ready at ${endpoints.docgen.baseUrl}`);
+    expect(stdout.text()).toContain(`ready at ${endpoints.emulator.baseUrl}`);
     expect(stdout.text()).toContain('docrelay/service-api-key');
     expect(stdout.text()).not.toContain(String(key));
-    const res = await fetch(`${endpoints.docgen.baseUrl}/v1.0/workspace`, {
+    const res = await fetch(`${endpoints.emulator.baseUrl}/v1.0/workspace`, {
       headers: { 'x-api-key': String(key) },
     });
     expect(res.status).toBe(200);
     controller.abort();
     await expect(done).resolves.toBe(0);
     const after = JSON.parse(await readFile(join(dir, 'data', 'endpoints.json'), 'utf8')) as object;
-    expect(after).not.toHaveProperty('docgen');
+    expect(after).not.toHaveProperty('emulator');
   });
 
   it('rejects a bad option as a usage error', async () => {
-    const run = runEmulator(
-      {
-        argv: ['--port', 'x'],
-        stdout: collector().stream,
-        stderr: collector().stream,
-        env: {},
-        cwd: dir,
-      },
-      new AbortController().signal,
-    );
-    await expect(run).rejects.toMatchObject({ exitCode: 2 });
+    const stderr = collector();
+    const code = await main(['emulator', '--port', 'x'], {
+      stdout: collector().stream,
+      stderr: stderr.stream,
+      env: {},
+      cwd: dir,
+    });
+    expect(code).toBe(2);
+    expect(stderr.text()).toContain('--port');
   });
 
   it('runs as a process that exits 0 on SIGTERM', async () => {

@@ -1,0 +1,127 @@
+/**
+ * The CLI's help: --version, and --help/-h on every command answer with usage and exit 0; the README's CLI
+ * table lists every command with the options its help gives.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { buildProgram, commandPaths, packageVersion } from '../../../bin/cli-program';
+import { main } from '../../../bin/docrelay';
+
+const root = join(__dirname, '../../..');
+
+async function cli(argv: string[]) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  stdout.on('data', (chunk: Buffer) => out.push(chunk));
+  stderr.on('data', (chunk: Buffer) => err.push(chunk));
+  // No stack, no config needed: help never loads a command's module.
+  const code = await main(argv, { stdout, stderr, cwd: root, env: { DOCRELAY_DATA_DIR: '/nonexistent' } });
+  return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+}
+
+const program = buildProgram(
+  { stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: root },
+  () => {},
+);
+const paths = commandPaths(program);
+
+/** The options a command's help lists (long names), hidden ones left out. */
+function optionsOf(path: readonly string[]): string[] {
+  let command = program;
+  for (const name of path) command = command.commands.find((c) => c.name() === name) ?? command;
+  return command.options.filter((o) => !o.hidden && o.long !== '--help').map((o) => o.long as string);
+}
+
+describe('docrelay --version', () => {
+  it.each([['--version'], ['-v']])('%s prints the package version and exits 0', async (flag) => {
+    const result = await cli([flag]);
+    expect(result).toEqual({ code: 0, stdout: `${packageVersion()}\n`, stderr: '' });
+    expect(packageVersion()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('docrelay --help', () => {
+  it('lists every command and exits 0', async () => {
+    const result = await cli(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: docrelay \[options\] \[command\]/);
+    for (const [name] of paths) expect(result.stdout).toContain(`  ${name}`);
+  });
+
+  it('without a command prints the help and exits 2', async () => {
+    const result = await cli([]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/^Usage: docrelay/);
+  });
+
+  it('knows every command the README names', () => {
+    expect(paths.map((path) => path.join(' ')).sort()).toEqual(
+      [
+        'check',
+        'console',
+        'dev',
+        'dlq list',
+        'dlq redrive',
+        'emulator',
+        'init',
+        'jobs download',
+        'jobs list',
+        'jobs show',
+        'map',
+        'put-event',
+        'replay',
+        'send',
+        'tail',
+        'templates list',
+        'templates show',
+        'workspace',
+      ].sort(),
+    );
+  });
+
+  it.each(
+    paths.flatMap((path) => [
+      [[...path, '--help']],
+      [[...path, '-h']],
+      // `docrelay help send`, `docrelay jobs help list`
+      [[...path.slice(0, -1), 'help', ...path.slice(-1)]],
+    ]),
+  )('%j prints the usage and options, exit 0', async (argv) => {
+    const path = argv.filter((arg) => arg !== '--help' && arg !== '-h' && arg !== 'help');
+    const result = await cli(argv);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^Usage: docrelay ${path.join(' ')} `));
+    for (const option of optionsOf(path)) expect(result.stdout).toContain(option);
+  });
+});
+
+describe("the README's CLI table", () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(
+    readme.indexOf('## The CLI'),
+    readme.indexOf('### Local environment variables'),
+  );
+  const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+
+  it.each(paths.map((path) => [path.join(' ')]))(
+    'has a row for `%s` with every option of its help',
+    (name) => {
+      const path = name.split(' ');
+      const row = rows.find((line) => line.startsWith(`| \`${name}`));
+      expect(row).toBeDefined();
+      for (const option of optionsOf(path)) expect(row).toContain(option);
+    },
+  );
+
+  it('names no command the CLI does not have', () => {
+    const known = new Set(paths.map((path) => path.join(' ')));
+    for (const row of rows) {
+      const name = /^\| `([a-z-]+(?: (?:list|show|download|redrive))?)/.exec(row)?.[1];
+      expect(known.has(name ?? row)).toBe(true);
+    }
+  });
+});
