@@ -24,6 +24,13 @@ beforeEach(() => {
   t.emulator.resetStats();
 });
 
+/**
+ * The sample release as a delivery of its own: GitHub does not sign its delivery id, so docrelay dedupes on
+ * the signed body too, and each test's deliveries must differ in their bytes as distinct real events do.
+ */
+const distinct = (label: string): Buffer =>
+  Buffer.from(JSON.stringify({ ...(JSON.parse(release.toString('utf8')) as object), test: label }));
+
 /** Waits until no job message is left anywhere in the queue (so no late duplicate can still run). */
 const queueDrained = () =>
   waitUntil(
@@ -37,11 +44,12 @@ const queueDrained = () =>
 
 describe('a delivery received more than once', () => {
   it('answers a redelivery 200 duplicate with the same jobs, and generates one document per job', async () => {
-    const first = await t.postGithub(release, 'dedupe-sequential');
+    const sequential = distinct('sequential');
+    const first = await t.postGithub(sequential, 'dedupe-sequential');
     await t.waitForJobs(first.body.jobs.map((job) => job.jobId));
 
-    const again = await t.postGithub(release, 'dedupe-sequential');
-    const thrice = await t.postGithub(release, 'dedupe-sequential');
+    const again = await t.postGithub(sequential, 'dedupe-sequential');
+    const thrice = await t.postGithub(sequential, 'dedupe-sequential');
 
     expect(first.status).toBe(202);
     expect(first.body.duplicate).toBeUndefined();
@@ -54,10 +62,11 @@ describe('a delivery received more than once', () => {
   });
 
   it('answers a redelivery that arrives while the jobs are still running as a duplicate too', async () => {
+    const inFlight = distinct('in-flight');
     t.emulator.setFaults({ generationLatencyMs: 300 });
     try {
-      const first = await t.postGithub(release, 'dedupe-in-flight');
-      const again = await t.postGithub(release, 'dedupe-in-flight');
+      const first = await t.postGithub(inFlight, 'dedupe-in-flight');
+      const again = await t.postGithub(inFlight, 'dedupe-in-flight');
 
       expect(again.status).toBe(200);
       expect(again.body.jobs).toEqual(first.body.jobs);
@@ -93,8 +102,9 @@ describe('a delivery received more than once', () => {
   });
 
   it('makes one set of jobs when five copies of a delivery arrive at once', async () => {
+    const concurrent = distinct('concurrent');
     const answers = await Promise.all(
-      Array.from({ length: 5 }, () => t.postGithub(release, 'dedupe-concurrent')),
+      Array.from({ length: 5 }, () => t.postGithub(concurrent, 'dedupe-concurrent')),
     );
 
     const statuses = answers.map((answer) => answer.status).sort();

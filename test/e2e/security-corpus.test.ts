@@ -497,18 +497,35 @@ const refused: readonly RefusedCase[] = [
     request: (ctx) => github(ctx, noteBody({ padding: 'x'.repeat(SEC_MAX_BODY_BYTES) })),
     status: 413,
   },
+  // text/plain, forms and XML are bodies docrelay takes (docs/configuration.md); multipart is not, and XML
+  // with a DOCTYPE (external entities, entity bombs) is refused before it is parsed.
   {
-    name: 'text/plain, validly signed',
-    request: (ctx) => github(ctx, noteBody(), { 'content-type': 'text/plain' }),
+    name: 'multipart/form-data, validly signed',
+    request: (ctx) => {
+      const body = Buffer.from('--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--\r\n');
+      return github(ctx, body, { 'content-type': 'multipart/form-data; boundary=b' });
+    },
     status: 415,
   },
   {
-    name: 'application/x-www-form-urlencoded, validly signed',
+    name: 'XML with an external entity (XXE), validly signed',
     request: (ctx) => {
-      const body = Buffer.from(`payload=${encodeURIComponent(noteBody().toString('utf8'))}`);
-      return github(ctx, body, { 'content-type': 'application/x-www-form-urlencoded' });
+      const body = Buffer.from(
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r>&x;</r>',
+      );
+      return github(ctx, body, { 'content-type': 'application/xml' });
     },
-    status: 415,
+    status: 400,
+  },
+  {
+    name: 'XML entity bomb, validly signed',
+    request: (ctx) => {
+      const body = Buffer.from(
+        '<?xml version="1.0"?><!DOCTYPE b [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><b>&b;&b;&b;</b>',
+      );
+      return github(ctx, body, { 'content-type': 'text/xml' });
+    },
+    status: 400,
   },
   {
     name: 'no content type, validly signed',
