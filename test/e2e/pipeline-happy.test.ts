@@ -207,7 +207,7 @@ describe('deliveries that make no document', () => {
     expect(t.emulator.stats().documentsCreated).toBe(0);
   });
 
-  it('refuses a bad signature, an unknown integration and a non-JSON body with problem+json, queueing nothing', async () => {
+  it('refuses a bad signature, an unknown integration and a body of a type it does not take with problem+json, queueing nothing', async () => {
     const body = await readSample('github-release-published.json');
     const headers = signGithub(body, 'not-the-secret');
 
@@ -215,7 +215,7 @@ describe('deliveries that make no document', () => {
     const unknown = await t.post('no-such-integration', body, headers);
     const notJson = await t.post('github-releases', body, {
       ...signGithub(body, await t.secret('docrelay/github-webhook')),
-      'content-type': 'text/plain',
+      'content-type': 'multipart/form-data; boundary=x',
     });
 
     expect([forged.status, unknown.status, notJson.status]).toEqual([401, 404, 415]);

@@ -238,7 +238,15 @@ describe('secrets never leak', () => {
     emulator.setFaults({ failNext: { count: 2, status: 429 }, retryAfterSeconds: 0 });
     body = withMarker();
     const github = await accept(SEC.github, body, signGithubBody(body, secret(SECRET_NAMES.githubNew)));
-    // A replay of the same delivery: answered as a duplicate, nothing new.
+    // The same signed body under a new (unsigned) id: a duplicate of the first, nothing new.
+    const copied = await send(
+      SEC.github,
+      body,
+      signGithubBody(body, secret(SECRET_NAMES.githubNew), 'copied-under-a-new-id'),
+    );
+    expect(copied.status).toBe(200);
+    // Another delivery, then a replay of it under its own id: answered as a duplicate, nothing new.
+    body = withMarker({ delivery: 'replayed' });
     const replay = await send(
       SEC.github,
       body,
