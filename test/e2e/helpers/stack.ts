@@ -82,6 +82,8 @@ export interface TestStack {
   postGithub(body: Buffer, deliveryId?: string): Promise<Answer<HookBody>>;
   /** GET /v1/jobs/{jobId}. */
   getJob(jobId: string): Promise<Answer<JobView>>;
+  /** GET /v1/jobs{query} (e.g. `?integration=x`): the jobs, newest first. */
+  getJobs(query?: string): Promise<{ jobs: JobView[]; cursor?: string }>;
   /** Waits until every job is final (stored or failed) and returns their views, in the order given. */
   waitForJobs(jobIds: readonly string[], options?: WaitOptions): Promise<JobView[]>;
   /** Reads an object from the local S3. */
@@ -153,6 +155,11 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const post = (integrationId: string, body: Buffer, headers: Record<string, string>) =>
     request<HookBody>('POST', `/v1/hooks/${encodeURIComponent(integrationId)}`, body, headers);
   const getJob = (jobId: string) => request<JobView>('GET', `/v1/jobs/${encodeURIComponent(jobId)}`);
+  const getJobs = async (query = ''): Promise<{ jobs: JobView[]; cursor?: string }> => {
+    const answer = await request<{ jobs: JobView[]; cursor?: string }>('GET', `/v1/jobs${query}`);
+    if (answer.status !== 200) throw new Error(`GET /v1/jobs${query} answered ${answer.status}`);
+    return answer.body;
+  };
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -178,6 +185,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     postGithub: async (body, deliveryId) =>
       post('github-releases', body, signGithub(body, await secret('docrelay/github-webhook'), deliveryId)),
     getJob,
+    getJobs,
     waitForJobs: async (jobIds, waitOptions) => {
       let views: JobView[] = [];
       return waitUntil(
