@@ -50,7 +50,15 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 export async function runEndToEnd(
   options: EndToEndOptions,
 ): Promise<{ rows: ResultRow[]; runs: EndToEndRun[] }> {
-  const body = await readFile(join(ROOT, 'config', 'samples', 'github-release-published.json'));
+  const release = JSON.parse(
+    await readFile(join(ROOT, 'config', 'samples', 'github-release-published.json'), 'utf8'),
+  ) as object;
+  // Each webhook is an event of its own, as real ones are: its bytes differ (the signed body dedupes too).
+  let sent = 0;
+  const nextBody = (): Buffer => {
+    sent += 1;
+    return Buffer.from(JSON.stringify({ ...release, benchDelivery: sent }));
+  };
   const runs: EndToEndRun[] = [];
   for (const concurrency of options.concurrencies ?? [1, 4, 16]) {
     const dataDir = await mkdtemp(join(tmpdir(), 'docrelay-bench-e2e-'));
@@ -64,9 +72,10 @@ export async function runEndToEnd(
     });
     try {
       const secrets = JSON.parse(await readFile(settings.secretsFile, 'utf8')) as Record<string, string>;
-      const signature = `sha256=${createHmac('sha256', secrets['docrelay/github-webhook'] ?? '')
-        .update(body)
-        .digest('hex')}`;
+      const sign = (body: Buffer): string =>
+        `sha256=${createHmac('sha256', secrets['docrelay/github-webhook'] ?? '')
+          .update(body)
+          .digest('hex')}`;
       for (const latency of options.latenciesMs ?? [0, 200]) {
         stack.emulator?.setFaults({ generationLatencyMs: latency });
         const jobIds: string[] = [];
@@ -75,13 +84,14 @@ export async function runEndToEnd(
         const poster = async (): Promise<void> => {
           while (next < options.webhooks) {
             next += 1;
+            const body = nextBody();
             const response = await fetch(`${stack.url}/v1/hooks/github-releases`, {
               method: 'POST',
               headers: {
                 'content-type': 'application/json',
                 'x-github-event': 'release',
                 'x-github-delivery': randomUUID(),
-                'x-hub-signature-256': signature,
+                'x-hub-signature-256': sign(body),
               },
               body,
             });
