@@ -26,6 +26,8 @@ export interface JobView {
   files: JobFileView[];
   error?: { code: string; message: string };
   lastError?: { code: string; message: string };
+  /** The errors of the attempts that did not finish the job, oldest first (the last ten). */
+  attemptErrors?: Array<{ attempt: number; at: string; code: string; message: string }>;
 }
 
 /** Builds the public view; `presign` gives each stored file its download link. */
@@ -73,5 +75,8 @@ export async function toJobView(
     files,
     ...(job.error === undefined ? {} : { error: job.error }),
     ...(job.lastError === undefined || job.status === 'stored' ? {} : { lastError: job.lastError }),
+    ...(job.attemptErrors === undefined || job.attemptErrors.length === 0
+      ? {}
+      : { attemptErrors: job.attemptErrors.map((entry) => ({ ...entry })) }),
   };
 }

@@ -55,6 +55,15 @@ export interface JobError {
   message: string;
 }
 
+/** One attempt that ended without finishing the job: which, when, and why. */
+export interface AttemptError extends JobError {
+  attempt: number;
+  at: string;
+}
+
+/** How many attempts' errors a job keeps (the most recent). */
+export const MAX_ATTEMPT_ERRORS = 10;
+
 /** The job record kept in the table. */
 export interface JobRecord {
   jobId: string;
@@ -82,6 +91,8 @@ export interface JobRecord {
   error?: JobError;
   /** The last retryable error, kept while the job is retried. */
   lastError?: JobError;
+  /** The errors of the attempts that ended without finishing the job, oldest first (the last few). */
+  attemptErrors?: AttemptError[];
   /** Who holds the job (one message receipt) and until when (epoch ms). */
   leaseOwner?: string;
   /** Epoch ms until which an open job is expected to progress; the reconciler re-enqueues it after. */
@@ -160,6 +171,13 @@ export const withoutLinks = (document: JobDocument): JobDocument => {
   return rest;
 };
 
+/** The attempt history with this attempt's error appended (the last MAX_ATTEMPT_ERRORS), when `at` is given. */
+function recordAttempt(job: JobRecord, error: JobError, at: string | undefined): JobChanges {
+  if (at === undefined) return {};
+  const entry: AttemptError = { attempt: job.attempts, at, code: error.code, message: error.message };
+  return { attemptErrors: [...(job.attemptErrors ?? []), entry].slice(-MAX_ATTEMPT_ERRORS) };
+}
+
 /**
  * The job's transitions. Each checks the state it starts from (InvalidTransitionError otherwise) and returns
  * the changes to write; none performs I/O.
@@ -217,7 +235,7 @@ export const transitions = {
    */
   release(
     job: JobRecord,
-    options: { lastError: JobError; leaseUntil: number; owner?: string; outage?: boolean },
+    options: { lastError: JobError; leaseUntil: number; owner?: string; outage?: boolean; at?: string },
   ): JobChanges {
     expect(job, 'release', openStatuses);
     return {
@@ -226,10 +244,11 @@ export const transitions = {
       leaseUntil: options.leaseUntil,
       lastError: options.lastError,
       ...(options.outage === true ? { outageRetries: (job.outageRetries ?? 0) + 1 } : {}),
+      ...recordAttempt(job, options.lastError, options.at),
     };
   },
   /** The job fails for good, with its reason; the sealed links go. */
-  fail(job: JobRecord, error: JobError, lastError?: JobError): JobChanges {
+  fail(job: JobRecord, error: JobError, lastError?: JobError, at?: string): JobChanges {
     expect(job, 'fail', openStatuses);
     return {
       status: 'failed',
@@ -238,6 +257,7 @@ export const transitions = {
       leaseOwner: undefined,
       leaseUntil: undefined,
       ...(job.document === undefined ? {} : { document: withoutLinks(job.document) }),
+      ...recordAttempt(job, lastError ?? error, at),
     };
   },
   /** The reconciler sends a stranded job's message again: nobody holds it, and its lease runs anew. */

@@ -333,6 +333,7 @@ async function settleFailure(
           leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
           lastError: reason,
           outage: true,
+          at: new Date(now()).toISOString(),
         }),
       );
       deps.log.warn('job attempt failed while the service is unavailable; sent again', {
@@ -360,6 +361,7 @@ async function settleFailure(
           leaseUntil: now() + delaySeconds * 1000 + deps.leaseMs,
           lastError: reason,
           outage: decision.kind === 'retry' && decision.outage,
+          at: new Date(now()).toISOString(),
         }),
       )
       .catch((e: unknown) =>
@@ -378,7 +380,8 @@ async function failJob(
   error: FailureReason,
   lastError?: FailureReason,
 ): Promise<JobOutcome> {
-  const failed = await deps.jobs.updateJob(job, transitions.fail(job, error, lastError));
+  const at = new Date((deps.now ?? Date.now)()).toISOString();
+  const failed = await deps.jobs.updateJob(job, transitions.fail(job, error, lastError, at));
   deps.log.error('job failed', { jobId: job.jobId, ...logFields(error) });
   await publish(deps, 'Document Failed', failed);
   return { kind: 'failed', job: failed };

@@ -340,6 +340,16 @@ function renderJob(job) {
         job.deliveryId,
       ),
     ),
+    ...(job.attemptErrors ?? []).map((attempt) =>
+      h(
+        'li',
+        { className: 'bad' },
+        h('strong', {}, `Attempt ${attempt.attempt}`),
+        ` ${time(attempt.at)} · `,
+        h('span', { className: 'mono' }, attempt.code),
+        `: ${attempt.message}`,
+      ),
+    ),
     job.attempts > 0
       ? h(
           'li',

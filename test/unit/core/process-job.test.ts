@@ -290,3 +290,40 @@ describe('processJob', () => {
     expect(b.log.lines.some((l) => l.message === 'could not release the job')).toBe(true);
   });
 });
+
+describe('the attempt history', () => {
+  it('records each attempt that did not finish the job, with when and why, and keeps it once stored', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failCreate(new DocgenUnavailableError('503 once'));
+    await processJob(b.worker, jobId, receipt('m-1', 1));
+    b.clock.advance(5_000);
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }));
+    await processJob(b.worker, jobId, receipt('m-1', 2));
+    b.clock.advance(5_000);
+    expect((await processJob(b.worker, jobId, receipt('m-1', 3))).kind).toBe('stored');
+    expect((await job(b, jobId)).attemptErrors).toEqual([
+      { attempt: 1, at: '2026-01-01T00:00:00.000Z', code: 'DOCGEN_UNAVAILABLE', message: '503 once' },
+      { attempt: 2, at: '2026-01-01T00:00:05.000Z', code: 'STORAGE_WRITE_FAILED', message: 'S3 down' },
+    ]);
+  });
+
+  it('records the error that failed the job, and keeps only the last ten', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const current = await job(b, jobId);
+    const old = Array.from({ length: 10 }, (_, i) => ({
+      attempt: i + 1,
+      at: 'then',
+      code: 'OLD',
+      message: 'old',
+    }));
+    await b.jobs.updateJob(current, { attemptErrors: old, attempts: 2, outageRetries: 0 });
+    b.service.failCreate(new DocgenBadRequestError('refused'));
+    await processJob(b.worker, jobId, receipt());
+    const history = (await job(b, jobId)).attemptErrors ?? [];
+    expect(history).toHaveLength(10);
+    expect(history.at(-1)).toMatchObject({ attempt: 3, code: 'DOCGEN_BAD_REQUEST' });
+    expect(history[0]?.attempt).toBe(2);
+  });
+});

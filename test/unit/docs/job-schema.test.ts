@@ -35,6 +35,7 @@ const VIEW_KEYS: Record<keyof JobView, true> = {
   files: true,
   error: true,
   lastError: true,
+  attemptErrors: true,
 };
 const FILE_KEYS: Record<keyof JobFileView, true> = {
   bucket: true,
