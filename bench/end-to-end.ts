@@ -9,9 +9,12 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createDynamoDbClient } from '../functions/adapters/aws-clients';
+import { DynamoJobRepository } from '../functions/adapters/dynamodb/job-table';
 import { readLocalSettings } from '../functions/commons/env';
 import type { JobRecord } from '../functions/core/job';
-import { startLocalStack } from '../local/stack/local-stack';
+import { LOCAL_CREDENTIALS } from '../local/stack/aws-emulators';
+import { type LocalStack, startLocalStack } from '../local/stack/local-stack';
 import { fmt, quantile } from './harness';
 import type { ResultRow } from './results';
 
@@ -42,6 +45,43 @@ export interface EndToEndRun {
   readonly p99Ms: number;
   /** Mean time a worker spent on one job (claim → stored), the figure the cost model bills. */
   readonly meanJobMs: number;
+  /**
+   * DynamoDB capacity the stack's own table calls consumed per stored job (ReturnConsumedCapacity: TOTAL on
+   * every call of the handlers, the reconciler included; the benchmark's polling is not counted). The table's
+   * units only: the emulator does not report index writes.
+   */
+  readonly tableWriteUnitsPerJob: number;
+  readonly tableReadUnitsPerJob: number;
+  /** Mean size of the files stored, bytes. */
+  readonly meanStoredBytes: number;
+}
+
+/** Sums the capacity the stack's DynamoDB calls consume, asking every call to report it. */
+function meterCapacity(stack: LocalStack): { writes: number; reads: number; reset(): void } {
+  const meter = {
+    writes: 0,
+    reads: 0,
+    reset() {
+      meter.writes = 0;
+      meter.reads = 0;
+    },
+  };
+  stack.clients.dynamodb.middlewareStack.add(
+    (next, context) => async (args) => {
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+      const all = (Array.isArray(consumed) ? consumed : [consumed]) as Array<
+        { CapacityUnits?: number } | undefined
+      >;
+      const units = all.reduce((sum, entry) => sum + (entry?.CapacityUnits ?? 0), 0);
+      if (/^(Get|Query|Scan|BatchGet)/.test(String(context.commandName))) meter.reads += units;
+      else meter.writes += units;
+      return result;
+    },
+    { step: 'initialize', name: 'docrelayBenchConsumedCapacity' },
+  );
+  return meter;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
@@ -70,6 +110,14 @@ export async function runEndToEnd(
       visibilityTimeoutSeconds: 60,
       emulator: { faults: { generationLatencyMs: 0 } },
     });
+    // The benchmark's own polling reads through a client of its own, so the meter sees the stack's calls only.
+    const pollClient = createDynamoDbClient({
+      region: stack.aws.region,
+      credentials: LOCAL_CREDENTIALS,
+      endpoints: stack.aws.endpoints,
+    });
+    const poll = new DynamoJobRepository(pollClient, stack.aws.tableName);
+    const meter = meterCapacity(stack);
     try {
       const secrets = JSON.parse(await readFile(settings.secretsFile, 'utf8')) as Record<string, string>;
       const sign = (body: Buffer): string =>
@@ -79,6 +127,7 @@ export async function runEndToEnd(
       for (const latency of options.latenciesMs ?? [0, 200]) {
         stack.emulator?.setFaults({ generationLatencyMs: latency });
         const jobIds: string[] = [];
+        meter.reset();
         const started = Date.now();
         let next = 0;
         const poster = async (): Promise<void> => {
@@ -104,7 +153,7 @@ export async function runEndToEnd(
         const deadline = Date.now() + (options.timeoutMs ?? 120_000);
         let records: JobRecord[] = [];
         for (;;) {
-          records = (await Promise.all(jobIds.map((id) => stack.jobs.getJob(id)))).filter(
+          records = (await Promise.all(jobIds.map((id) => poll.getJob(id)))).filter(
             (job): job is JobRecord => job !== undefined,
           );
           const open = records.filter((job) => job.status !== 'stored' && job.status !== 'failed');
@@ -113,6 +162,8 @@ export async function runEndToEnd(
           await sleep(100);
         }
         const stored = records.filter((job) => job.status === 'stored');
+        const files = stored.flatMap((job) => job.files);
+        const storedBytes = files.reduce((sum, file) => sum + (file.storedSize ?? 0), 0);
         const latencies = stored
           .map((job) => Date.parse(job.updatedAt) - Date.parse(job.receivedAt))
           .sort((a, b) => a - b);
@@ -132,9 +183,13 @@ export async function runEndToEnd(
           p50Ms: quantile(latencies, 0.5),
           p99Ms: quantile(latencies, 0.99),
           meanJobMs: Math.min(meanJobMs, quantile(latencies, 0.5)),
+          tableWriteUnitsPerJob: meter.writes / Math.max(1, stored.length),
+          tableReadUnitsPerJob: meter.reads / Math.max(1, stored.length),
+          meanStoredBytes: storedBytes / Math.max(1, files.length),
         });
       }
     } finally {
+      pollClient.destroy();
       await stack.stop();
       await rm(dataDir, { recursive: true, force: true });
     }

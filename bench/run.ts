@@ -15,7 +15,13 @@ import { join, resolve } from 'node:path';
 import { runTsChild } from './child';
 import { runColdStart } from './cold-start';
 import { runCopy } from './copy-s3';
-import { type CostInputs, costPer1000, PRICES } from './cost-model';
+import {
+  type CostInputs,
+  costPer1000,
+  DYNAMO_INDEX_WRITES_PER_DOCUMENT,
+  DYNAMO_UNITS_PER_DOCUMENT,
+  PRICES,
+} from './cost-model';
 import { type ProfileSummary, summarizeProfileFile } from './cpu-profile';
 import { type EndToEndRun, runEndToEnd } from './end-to-end';
 import { fmt } from './harness';
@@ -185,7 +191,10 @@ const medianOf = (row: ResultRow | undefined): number | undefined => {
 /**
  * The cost model's inputs from this run: the ingest handler's measured time per request plus the four AWS
  * round trips it waits for (DynamoDB ×3, SQS ×1, taken as 8 ms each in region: an assumption, not measured
- * here), and the worker's time per job at maxConcurrency 1 with 200 ms generation (saturated: elapsed / jobs).
+ * here), the worker's time per job at maxConcurrency 1 with 200 ms generation (saturated: elapsed / jobs),
+ * the table's consumed capacity per job and the mean stored file size over every end-to-end run (measured;
+ * a job there is one of a two-job delivery, so the ingest's writes are shared by two), and the index writes
+ * (assumed, counted from the code).
  */
 function costModel(rows: readonly ResultRow[], e2e: readonly EndToEndRun[]): BenchReport['cost'] {
   const ingestUs = medianOf(
@@ -195,14 +204,32 @@ function costModel(rows: readonly ResultRow[], e2e: readonly EndToEndRun[]): Ben
   );
   const serial = e2e.find((run) => run.concurrency === 1 && run.generationLatencyMs === 200);
   if (ingestUs === undefined || serial === undefined) return undefined;
+  const jobs = e2e.reduce((sum, run) => sum + run.stored, 0);
+  const mean = (of: (run: EndToEndRun) => number): number =>
+    e2e.reduce((sum, run) => sum + of(run) * run.stored, 0) / Math.max(1, jobs);
+  const measured = jobs > 0 && e2e.every((run) => Number.isFinite(run.tableWriteUnitsPerJob));
   const inputs: CostInputs = {
     ingestMs: ingestUs / 1000 + 4 * 8,
     ingestMemoryMb: 512,
     workerMs: (serial.seconds * 1000) / Math.max(1, serial.stored),
     workerMemoryMb: 1024,
-    fileBytes: 30 * 1024,
+    fileBytes: measured ? mean((run) => run.meanStoredBytes) : 30 * 1024,
+    fileBytesMeasured: measured,
     secretCallsPerDocument: 0.01,
     s3PutsPerFile: 1,
+    dynamo: measured
+      ? {
+          tableWrites: mean((run) => run.tableWriteUnitsPerJob),
+          tableReads: mean((run) => run.tableReadUnitsPerJob),
+          indexWrites: DYNAMO_INDEX_WRITES_PER_DOCUMENT,
+          measured: true,
+        }
+      : {
+          tableWrites: DYNAMO_UNITS_PER_DOCUMENT.writes - DYNAMO_INDEX_WRITES_PER_DOCUMENT,
+          tableReads: DYNAMO_UNITS_PER_DOCUMENT.reads,
+          indexWrites: DYNAMO_INDEX_WRITES_PER_DOCUMENT,
+          measured: false,
+        },
   };
   return { ...costPer1000(inputs), inputs };
 }
@@ -298,7 +325,10 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const report = await runBenchmarks(args);
   console.log(`\ndone in ${fmt(report.seconds)} s`);
-  if (report.cost !== undefined) console.log(`cost per 1,000 documents: $${report.cost.total.toFixed(3)}`);
+  if (report.cost !== undefined) {
+    for (const line of report.cost.lines) console.log(`  ${line.item}: ${line.count}`);
+    console.log(`cost per 1,000 documents: $${report.cost.total.toFixed(3)}`);
+  }
   if (!args.write) return;
   await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
   await writeFile(join(ROOT, 'bench', 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);

@@ -65,10 +65,15 @@ describe('the report', () => {
       workerMs: 400,
       workerMemoryMb: 1024,
       fileBytes: 30_000,
+      fileBytesMeasured: true,
       secretCallsPerDocument: 0,
       s3PutsPerFile: 1,
+      dynamo: { tableWrites: 10, tableReads: 3, indexWrites: 12, measured: true },
     });
-    expect(cost.lines.map((line) => line.item)).toContain('DynamoDB on demand');
+    const dynamo = cost.lines.find((line) => line.item === 'DynamoDB on demand');
+    expect(dynamo?.count).toBe('10.0 WRU + 3.00 RRU on the table (measured) + 12.0 WRU on the indexes (assumed)');
+    expect(dynamo?.dollarsPer1000).toBeCloseTo(1000 * (22 * 0.625e-6 + 3 * 0.125e-6), 10);
+    expect(cost.lines.find((line) => line.item.startsWith('S3 storage'))?.count).toContain('(measured)');
     expect(cost.total).toBeGreaterThan(0);
   });
 
