@@ -71,7 +71,9 @@ describe('the report', () => {
       dynamo: { tableWrites: 10, tableReads: 3, indexWrites: 12, measured: true },
     });
     const dynamo = cost.lines.find((line) => line.item === 'DynamoDB on demand');
-    expect(dynamo?.count).toBe('10.0 WRU + 3.00 RRU on the table (measured) + 12.0 WRU on the indexes (assumed)');
+    expect(dynamo?.count).toBe(
+      '10.0 WRU + 3.00 RRU on the table (measured) + 12.0 WRU on the indexes (assumed)',
+    );
     expect(dynamo?.dollarsPer1000).toBeCloseTo(1000 * (22 * 0.625e-6 + 3 * 0.125e-6), 10);
     expect(cost.lines.find((line) => line.item.startsWith('S3 storage'))?.count).toContain('(measured)');
     expect(cost.total).toBeGreaterThan(0);
