@@ -20,6 +20,9 @@ const base = {
 /** @type {import('jest').Config} */
 module.exports = {
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  // A server a failed test left listening must not hold the run open after its summary (CI once waited
+  // out its whole time limit on one). Jest still names the leak ("Force exiting Jest…").
+  forceExit: true,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },

@@ -82,13 +82,13 @@ export async function runEmulator(
   try {
     // Its own entry: a stack running on the same data directory keeps its service (runningServiceUrl).
     await writeEndpoints(settings.dataDir, { emulator: mine });
-    ctx.stdout.write(`docrelay emulator ready at ${emulator.url} (API key: ${source})\n`);
+    // One write: a reader that waits for the ready line sees the hint beside it.
     const current = await readEndpoints(settings.dataDir);
-    if (current !== undefined && stackRunning(current)) {
-      ctx.stdout.write(
-        `  a local stack runs on ${settings.dataDir} with its own service; the CLI keeps using that one (set DOCGEN_BASE_URL=${emulator.url} to use this emulator)\n`,
-      );
-    }
+    const hint =
+      current !== undefined && stackRunning(current)
+        ? `  a local stack runs on ${settings.dataDir} with its own service; the CLI keeps using that one (set DOCGEN_BASE_URL=${emulator.url} to use this emulator)\n`
+        : '';
+    ctx.stdout.write(`docrelay emulator ready at ${emulator.url} (API key: ${source})\n${hint}`);
     if (!signal.aborted) {
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     }

@@ -143,13 +143,19 @@ describe('a running stack and its config', () => {
       { port: 0, host: '127.0.0.1' },
       controller.signal,
     );
-    while (!stdout.text.includes('\n')) await new Promise((done) => setTimeout(done, 20));
-    expect(stdout.text).toMatch(/ready at http:\/\/127\.0\.0\.1:\d+/);
-    expect(stdout.text).toContain('the CLI keeps using that one');
-    const during = await readEndpoints(env.DOCRELAY_DATA_DIR as string);
-    expect(during?.docgen).toEqual(before?.docgen);
-    expect((await cli(['templates', 'list', '--json'])).code).toBe(0);
-    controller.abort();
+    try {
+      for (let i = 0; i < 1500 && !stdout.text.includes('\n'); i++) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      expect(stdout.text).toMatch(/ready at http:\/\/127\.0\.0\.1:\d+/);
+      expect(stdout.text).toContain('the CLI keeps using that one');
+      const during = await readEndpoints(env.DOCRELAY_DATA_DIR as string);
+      expect(during?.docgen).toEqual(before?.docgen);
+      expect((await cli(['templates', 'list', '--json'])).code).toBe(0);
+    } finally {
+      // Stopped on failure too: a server left listening keeps Jest from exiting.
+      controller.abort();
+    }
     await expect(running).resolves.toBe(0);
     const after = await readEndpoints(env.DOCRELAY_DATA_DIR as string);
     expect(after?.docgen).toEqual(before?.docgen);
