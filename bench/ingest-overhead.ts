@@ -18,7 +18,7 @@ import { acceptWebhook, type IngestDeps, type WebhookRequest } from '../function
 import type { DeliveryRecord, JobRecord } from '../functions/core/job';
 import { makeIngestHandler } from '../functions/handlers/ingest/make-handler';
 import type { JobQueue } from '../functions/ports/job-queue';
-import type { CreateDeliveryResult } from '../functions/ports/job-repository';
+import type { CreateDeliveryResult, EnsuredJobs } from '../functions/ports/job-repository';
 import type { SecretSource } from '../functions/ports/secret-source';
 import { buildIngestDeps } from '../functions/wiring/ingest';
 import { localContext } from '../local/stack/lambda-context';
@@ -60,7 +60,9 @@ class NullJobRepository extends InMemoryJobRepository {
   override async claimContent(_integration: string, _key: string, deliveryId: string): Promise<string> {
     return deliveryId;
   }
-  override async ensureJobs(_jobs: readonly JobRecord[]): Promise<void> {}
+  override async ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs> {
+    return { created: jobs.map((job) => job.jobId), untouched: [] };
+  }
   override async markDeliveryEnqueued(
     _integration: string,
     _deliveryId: string,

@@ -1,7 +1,7 @@
 /**
  * Accepting a delivery, the ingest's domain: verify the raw bytes, then parse, then pick the rules, then
  * record the delivery (the dedupe key, and the outbox holding the sealed payload) with its jobs, then
- * complete the outbox (one message per job). Nothing slow happens here: no template read, no generation.
+ * send one message per job: two calls to the store and the queue before the answer (core/outbox.ts). Nothing slow happens here: no template read, no generation.
  * Webhooks and EventBridge events share everything after verification. Refusals are DeliveryRefusedError
  * (or the sender scheme's SignatureError); no HTTP is known here.
  */
@@ -25,7 +25,7 @@ import { bodyType, decodeBody } from './body';
 import { contentKey, type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
 import { type DeliveryRecord, newJobRecord, type PlannedJob } from './job';
-import { completeOutbox } from './outbox';
+import { completeOutbox, resendWaiting, withinGrace } from './outbox';
 import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, sealPayload } from './payload';
 
 /** What accepting a delivery needs. */
@@ -280,7 +280,15 @@ async function acceptDelivery(
     planned.map((plan) => newJobRecord(integration.id, deliveryId, receivedAt, now.getTime(), plan)),
   );
   if (result.created) {
-    await completeOutbox(deps, record, now.getTime(), { jobsWritten: true });
+    // The second and last call before the answer: the delivery stays open until the reconciler marks it
+    // (core/outbox.ts), which costs the sender nothing.
+    try {
+      await deps.queue.send(planned.map(({ jobId }) => jobId));
+    } catch (error) {
+      // The sender is answered 5xx and retries: tell its retry to send (else the reconciler does, later).
+      await deps.jobs.markDeliverySendFailed(integration.id, deliveryId, receivedAt).catch(() => undefined);
+      throw error;
+    }
     return { status: 202, body: { deliveryId, jobs: planned.map(({ jobId, rule }) => ({ jobId, rule })) } };
   }
   return answerDuplicate(deps, integration.id, deliveryId, now, result.existing);
@@ -297,10 +305,13 @@ async function answerDuplicate(
   // A content key whose delivery is not recorded: its first attempt failed before recording it, and its
   // sender's retry (under its own id) records it. Nothing is made for this copy.
   const existing = known ?? (await deps.jobs.getDelivery(integration, deliveryId));
-  // The first attempt did not get its messages out (it crashed, or the queue failed and the sender was told
-  // so): finish its work now, so "duplicate" never stands for "nothing queued".
+  // The first attempt may not have got its messages out (the queue failed and the sender was told so, or it
+  // crashed): send what still waits now, so "duplicate" never stands for "nothing queued". Within the grace
+  // the first attempt may still be at work: only the jobs of one that noted a failed send are sent (no job is
+  // written); a crash is the reconciler's once the grace is over. After it, the outbox is completed here.
   if (existing !== undefined && existing.enqueuedAt === undefined) {
-    await completeOutbox(deps, existing, now.getTime());
+    if (!withinGrace(existing, now.getTime())) await completeOutbox(deps, existing, now.getTime());
+    else if (existing.sendFailedAt !== undefined) await resendWaiting(deps, existing);
   }
   return {
     status: 200,

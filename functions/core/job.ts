@@ -108,11 +108,20 @@ export interface DeliveryRecord {
   receivedAt: string;
   /** The jobs it made: enough to write any missing job record again (the delivery is the outbox). */
   jobs: PlannedJob[];
-  /** Set once every job's message has been sent: a duplicate before then sends them again. */
+  /** Set once the reconciler completed its outbox (after its grace): a duplicate before then may send again. */
   enqueuedAt?: string;
+  /** Set by an ingest whose messages could not be sent (it answered 5xx): the sender's retry sends them. */
+  sendFailedAt?: string;
   /** The payload, sealed (payload.ts): kept so any job of the delivery can be sent again or replayed. */
   sealedPayload: string;
 }
+
+/**
+ * True for a job no worker has claimed and nobody has sent again yet (the reconciler's resend bumps the
+ * version): its message may still be missing, so completing its delivery's outbox sends it.
+ */
+export const awaitsFirstPickup = (job: Pick<JobRecord, 'status' | 'version'>): boolean =>
+  job.status === 'queued' && job.version === 0;
 
 /** True when no more work will happen on a job by itself. */
 export const isFinal = (status: JobStatus): boolean => finalStatuses.has(status);

@@ -1,8 +1,16 @@
 /**
- * Completing a delivery's outbox, written once and used by the ingest (a new delivery, and a duplicate whose
- * first attempt did not get its messages out), the event ingest and the reconciler: write the job records
- * that are missing, send one message per job, then mark the delivery enqueued. Every step is idempotent, so
- * completing twice costs only duplicate messages, which the worker drops.
+ * Completing a delivery's outbox, written once and used by the ingest (a duplicate whose first attempt did
+ * not get its messages out), the event ingest and the reconciler: write the job records that are missing,
+ * send a message for each job still waiting for its first pickup, then mark the delivery enqueued. Every step
+ * is idempotent, so completing twice costs only duplicate messages, which the worker drops.
+ *
+ * The ack path does less (two calls, issue 17): it records the delivery and its jobs, sends their messages and
+ * answers, leaving the delivery open. Until its grace has run out (ENQUEUE_GRACE_MS, longer than the ingest's
+ * own time limit) only that ingest writes the delivery's job records, unconditionally in one batch; anyone else
+ * may only send messages for jobs that exist (`waitingJobs`). After the grace the reconciler completes the
+ * outbox: it writes what is missing (conditionally), sends every job no worker has picked up yet, and marks it
+ * enqueued. The price of the short ack path: a job still waiting behind a backlog when its delivery's grace
+ * ends gets one extra message, which the worker drops.
  */
 import type { JobQueue } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
@@ -15,26 +23,48 @@ export interface OutboxDeps {
 }
 
 /**
- * Completes the delivery's outbox. `jobsWritten` says the job records were written already (a new delivery:
- * the repository wrote them with it), saving one write per job.
+ * How long a new delivery belongs to the ingest that recorded it: its jobs are written and sent by that
+ * ingest alone, and the reconciler leaves it alone. Longer than any ingest may run (API Gateway's 30 s).
+ */
+export const ENQUEUE_GRACE_MS = 60_000;
+
+type OutboxDelivery = Pick<DeliveryRecord, 'integration' | 'deliveryId' | 'receivedAt' | 'jobs'>;
+
+/**
+ * Completes the delivery's outbox (after its grace): missing jobs written, those and the existing ones still
+ * waiting for their first pickup sent (the ingest may have died before sending them), the delivery marked.
+ * Returns the ids of the jobs it sent.
  */
 export async function completeOutbox(
   deps: OutboxDeps,
-  delivery: Pick<DeliveryRecord, 'integration' | 'deliveryId' | 'receivedAt' | 'jobs'>,
+  delivery: OutboxDelivery,
   nowMs: number,
-  options: { jobsWritten?: boolean } = {},
-): Promise<void> {
-  if (options.jobsWritten !== true) {
-    await deps.jobs.ensureJobs(
-      delivery.jobs.map((plan) =>
-        newJobRecord(delivery.integration, delivery.deliveryId, delivery.receivedAt, nowMs, plan),
-      ),
-    );
-  }
-  await deps.queue.send(delivery.jobs.map(({ jobId }) => jobId));
+): Promise<string[]> {
+  const ensured = await deps.jobs.ensureJobs(
+    delivery.jobs.map((plan) =>
+      newJobRecord(delivery.integration, delivery.deliveryId, delivery.receivedAt, nowMs, plan),
+    ),
+  );
+  const send = [...ensured.created, ...ensured.untouched];
+  if (send.length > 0) await deps.queue.send(send);
   await deps.jobs.markDeliveryEnqueued(
     delivery.integration,
     delivery.deliveryId,
     new Date(nowMs).toISOString(),
   );
+  return send;
 }
+
+/**
+ * Within the delivery's grace (its recording ingest may still be at work): sends a message for each of its
+ * jobs that exists and waits for its first pickup, and writes nothing. A sender's retry after an ingest that
+ * failed to send gets its jobs moving at once; jobs not written yet are the reconciler's after the grace.
+ */
+export async function resendWaiting(deps: OutboxDeps, delivery: OutboxDelivery): Promise<void> {
+  const waiting = await deps.jobs.waitingJobs(delivery.jobs.map(({ jobId }) => jobId));
+  if (waiting.length > 0) await deps.queue.send(waiting);
+}
+
+/** True while the delivery is within its grace: only its recording ingest writes its jobs. */
+export const withinGrace = (delivery: Pick<DeliveryRecord, 'receivedAt'>, nowMs: number): boolean =>
+  nowMs < Date.parse(delivery.receivedAt) + ENQUEUE_GRACE_MS;

@@ -37,8 +37,10 @@ export async function reconcile(deps: ReconcileDeps, before?: number, limit = 50
   const now = deps.now ?? Date.now;
   const result: ReconcileResult = { deliveriesCompleted: 0, jobsResent: 0 };
   const stranded = await deps.jobs.listStranded(before ?? now(), limit);
+  // Jobs sent by completing their delivery (just written, so not listed as stranded): not sent twice.
+  const seen = new Set<string>();
   for (const delivery of stranded.deliveries) {
-    await completeOutbox(deps, delivery, now());
+    for (const jobId of await completeOutbox(deps, delivery, now())) seen.add(jobId);
     deps.log.warn('completed a delivery whose messages were not all sent', {
       integration: delivery.integration,
       deliveryId: delivery.deliveryId,
@@ -46,7 +48,6 @@ export async function reconcile(deps: ReconcileDeps, before?: number, limit = 50
     });
     result.deliveriesCompleted += 1;
   }
-  const seen = new Set(stranded.deliveries.flatMap((delivery) => delivery.jobs.map((job) => job.jobId)));
   for (const job of stranded.jobs) {
     if (seen.has(job.jobId)) continue;
     try {

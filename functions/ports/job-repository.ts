@@ -8,6 +8,12 @@ import type { DeliveryRecord, JobChanges, JobRecord, JobStatus } from '../core/j
 /** Result of recording a delivery: new, or one already seen. */
 export type CreateDeliveryResult = { created: true } | { created: false; existing: DeliveryRecord };
 
+/** What `ensureJobs` found: the jobs it wrote, and existing ones that no worker has touched yet. */
+export interface EnsuredJobs {
+  created: string[];
+  untouched: string[];
+}
+
 /** What the open index lists: deliveries whose messages may not all be sent, and jobs whose lease ran out. */
 export interface StrandedItems {
   deliveries: DeliveryRecord[];
@@ -82,7 +88,8 @@ export const listSortKey = (job: Pick<JobRecord, 'receivedAt' | 'jobId'>): strin
 export interface JobRepository {
   /**
    * Records a delivery unless it was seen before (then nothing is written and the existing one is returned),
-   * then writes its job records. Two concurrent calls for one delivery make one set of jobs.
+   * then writes its job records. Two concurrent calls for one delivery make one set of jobs. The delivery
+   * stays open (listed by `listStranded` once its grace has run out) until `markDeliveryEnqueued`.
    */
   createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult>;
   /**
@@ -91,10 +98,17 @@ export interface JobRepository {
    * its own). Kept as long as deliveries are (the table's retention).
    */
   claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string>;
-  /** Writes the job records that do not exist yet (an existing job is left as it is). */
-  ensureJobs(jobs: readonly JobRecord[]): Promise<void>;
+  /**
+   * Writes the job records that do not exist yet (an existing job is left as it is): the ids of the ones it
+   * wrote, and of the existing ones still waiting for their first pickup (`awaitsFirstPickup`).
+   */
+  ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs>;
+  /** The ids, of those given, of jobs that exist and wait for their first pickup; writes nothing. */
+  waitingJobs(jobIds: readonly string[]): Promise<string[]>;
   /** The delivery with that id, if seen. */
   getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
+  /** Notes that the delivery's messages could not be sent (best effort: the reconciler covers a failure). */
+  markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void>;
   /** Notes that every job message of the delivery was sent: it leaves the open index. */
   markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void>;
   /** The job with that id (strongly consistent), if any. */

@@ -15,6 +15,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { DocrelayConfig } from '../../functions/config/schema';
 import { JOB_TABLE } from '../../functions/config/table-contract';
+import { ENQUEUE_GRACE_MS } from '../../functions/core/outbox';
 import { senderScheme } from '../../functions/senders';
 import {
   DocRelayFunction,
@@ -63,6 +64,18 @@ export interface FunctionWiring {
 }
 
 type ExtraProps = NonNullable<DocRelayFunctionProps['functionProps']>;
+
+/**
+ * What the ingests do on the job table: the delivery's conditional put and its jobs' batch write, and on a
+ * duplicate the delivery's read, the jobs' batch read and the outbox's puts and mark (core/outbox.ts).
+ */
+const INGEST_TABLE_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+];
 
 /** A function's settings with its memory and timeout filled. */
 export type FunctionOptions = DocRelayFunctionOptions & Required<FunctionSizing>;
@@ -132,10 +145,25 @@ function documentObjects(wiring: FunctionWiring, fn: DocRelayFunction): string {
 }
 
 /**
- * `POST /v1/hooks/{integrationId}`: records the delivery and its jobs (conditional puts, a read on conflict,
- * marking it enqueued), sends the job messages, reads the webhook secrets and the sealing secret.
+ * A new delivery's jobs are written by its ingest alone until ENQUEUE_GRACE_MS has passed (core/outbox.ts):
+ * an ingest that could run longer breaks that, so its timeout must stay below the grace.
+ */
+function assertWithinGrace(name: string, size: FunctionOptions): void {
+  const seconds = size.timeout.toSeconds();
+  if (seconds * 1000 >= ENQUEUE_GRACE_MS) {
+    throw new Error(
+      `docrelay: functions.${name}.timeout is ${seconds} s; it must be under ${ENQUEUE_GRACE_MS / 1000} s, the time a new delivery belongs to its ingest`,
+    );
+  }
+}
+
+/**
+ * `POST /v1/hooks/{integrationId}`: records the delivery and its jobs (a conditional put and a batch write; a
+ * read, a batch read and the outbox's writes for a duplicate), sends the job messages, reads the webhook
+ * secrets and the sealing secret.
  */
 export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
+  assertWithinGrace('ingest', size);
   const fn = newFunction(
     wiring,
     'Ingest',
@@ -144,7 +172,7 @@ export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOption
     'docrelay: verifies webhooks and queues their jobs',
   );
   const webhookSecrets = [...configSecretNames(wiring.config).webhook.values()].flat();
-  allow(fn, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  allow(fn, INGEST_TABLE_ACTIONS, [wiring.table.tableArn]);
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
   allow(
     fn,
@@ -275,7 +303,12 @@ export function buildReconcilerFunction(
     onFailure: sendOnlyQueueDestination(failureQueue),
   });
   allow(fn, ['dynamodb:Query'], [`${wiring.table.tableArn}/index/${JOB_TABLE.openJobsIndex}`]);
-  allow(fn, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  // GetItem: the index holds keys only, so each listed item is read whole; BatchGetItem: which jobs exist.
+  allow(
+    fn,
+    ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    [wiring.table.tableArn],
+  );
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
   allowKeys(fn, wiring.keys, 'write');
   return fn;
@@ -290,6 +323,7 @@ export function buildEventIngestFunction(
   size: FunctionOptions,
   deadLetterQueue: Queue,
 ): DocRelayFunction {
+  assertWithinGrace('eventIngest', size);
   const fn = newFunction(
     wiring,
     'EventIngest',
@@ -302,7 +336,7 @@ export function buildEventIngestFunction(
       onFailure: sendOnlyQueueDestination(deadLetterQueue),
     },
   );
-  allow(fn, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
+  allow(fn, INGEST_TABLE_ACTIONS, [wiring.table.tableArn]);
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
   allow(fn, ['secretsmanager:GetSecretValue'], [secretPolicyArn(wiring.sealingSecret)]);
   allowKeys(fn, wiring.keys, 'write');

@@ -106,6 +106,12 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     expect(retried.body).toEqual({ deliveryId: webhookId, jobs: [{ jobId, rule: 'note' }], duplicate: true });
     const [job] = await waitForFinal(t, [jobId], 30_000);
     expect(job?.status).toBe('stored');
+    // The delivery is marked by the reconciler once its grace is over; its stored job is not sent again.
+    expect((await t.stack.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeUndefined();
+    expect(await t.stack.reconcileNow(Date.now() + 61_000)).toEqual({
+      deliveriesCompleted: 1,
+      jobsResent: 0,
+    });
     expect((await t.stack.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
     await waitForQueueDrained(t, 20_000);
     expect(t.emulator.stats().documentsCreated).toBe(1);
@@ -184,7 +190,9 @@ describe('when the queue emulator loses every message', () => {
       const ids = [...queued, crashed.jobId];
       const jobs = await waitForFinal(second, ids, 30_000);
 
-      expect(second.lines.some((line) => /resumed 3 open jobs and 1 deliveries/.test(line))).toBe(true);
+      // All four deliveries are still open (a delivery's grace ends at the reconciler): completing them sends
+      // their jobs, none of which a worker had picked up.
+      expect(second.lines.some((line) => /resumed 0 open jobs and 4 deliveries/.test(line))).toBe(true);
       expect(jobs.map((job) => job.status)).toEqual(['stored', 'stored', 'stored', 'stored']);
       await waitForQueueDrained(second, 20_000);
       expect(second.emulator.stats().documentsCreated).toBe(4);

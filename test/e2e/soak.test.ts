@@ -252,7 +252,9 @@ describe('soak', () => {
     expect(regenerations).toBeGreaterThanOrEqual(expired);
     // What is in S3 is the service's bytes, one object per stored file, nothing more.
     expect(await storedProblems(t, stats, stored)).toEqual([]);
-    // Nothing open, nothing queued, and the dead-letter queue holds the poison, each once.
+    // Nothing open once the reconciler has marked the deliveries whose grace is over (every job is final, so
+    // it sends nothing), nothing queued, and the dead-letter queue holds the poison, each once.
+    expect((await t.stack.reconcileNow(Date.now() + 61_000)).jobsResent).toBe(0);
     expect(await t.stack.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({
       deliveries: [],
       jobs: [],

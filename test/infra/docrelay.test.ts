@@ -406,6 +406,8 @@ describe('DocRelay with its defaults', () => {
     const xray = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
     const expected: Record<string, string[]> = {
       ingest: [
+        'dynamodb:BatchGetItem',
+        'dynamodb:BatchWriteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:UpdateItem',
@@ -429,8 +431,17 @@ describe('DocRelay with its defaults', () => {
         'sqs:SendMessage',
       ],
       'jobs-api': ['dynamodb:GetItem', 'dynamodb:Query', 's3:GetObject'],
-      reconciler: ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage'],
+      reconciler: [
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'sqs:SendMessage',
+      ],
       'event-ingest': [
+        'dynamodb:BatchGetItem',
+        'dynamodb:BatchWriteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:UpdateItem',
@@ -748,6 +759,15 @@ describe('DocRelay with props', () => {
     Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('worker timeout \\(300 s\\)'));
     Annotations.fromStack(synthStack().stack).hasNoWarning('*', Match.stringLikeRegexp('worker timeout'));
     jest.restoreAllMocks();
+  });
+
+  test('an ingest timeout as long as the delivery grace (60 s) fails synth with the prop named', () => {
+    expect(() => synthStack({ functions: { ingest: { timeout: Duration.seconds(60) } } })).toThrow(
+      /functions\.ingest\.timeout is 60 s; it must be under 60 s/,
+    );
+    expect(() => synthStack({ functions: { eventIngest: { timeout: Duration.seconds(90) } } })).toThrow(
+      /functions\.eventIngest\.timeout is 90 s/,
+    );
   });
 
   test('out-of-range SQS settings fail synth with the prop named', () => {

@@ -16,6 +16,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -27,9 +29,19 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { JOB_TABLE } from '../../config/table-contract';
 import { JobConflictError } from '../../core/errors';
-import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
+import {
+  applyChanges,
+  type DeliveryRecord,
+  isFinal,
+  type JobChanges,
+  type JobRecord,
+  type JobStatus,
+  awaitsFirstPickup as untouched,
+} from '../../core/job';
+import { ENQUEUE_GRACE_MS } from '../../core/outbox';
 import {
   type CreateDeliveryResult,
+  type EnsuredJobs,
   type JobListPage,
   type JobListQuery,
   type JobRepository,
@@ -103,6 +115,20 @@ const indexKey = (item: Record<string, unknown>): Required<ListCursor>['k'] => (
 });
 
 const jobKey = (jobId: string): string => `job#${jobId}`;
+
+/** DynamoDB's limits per BatchWriteItem and BatchGetItem request. */
+const BATCH_WRITE_MAX = 25;
+const BATCH_GET_MAX = 100;
+/** Requests per batch before unprocessed items count as a failure, and the first backoff between them. */
+const BATCH_ROUNDS = 5;
+const BATCH_BACKOFF_MS = 25;
+const delay = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+interface JobState {
+  status: JobStatus;
+  version: number;
+}
+
 const deliveryKey = (integration: string, deliveryId: string): string =>
   `delivery#${integration}#${deliveryId}`;
 const contentItemKey = (integration: string, contentKey: string): string =>
@@ -120,13 +146,14 @@ export class DynamoJobRepository implements JobRepository {
     options: JobStoreOptions = {},
   ) {
     this.retentionSeconds = (options.retentionDays ?? 30) * 86_400;
-    this.enqueueGraceMs = options.enqueueGraceMs ?? 60_000;
+    this.enqueueGraceMs = options.enqueueGraceMs ?? ENQUEUE_GRACE_MS;
     this.now = options.now ?? Date.now;
   }
 
   /**
    * Records a delivery, unless it was seen before (then nothing is written and the existing one is returned),
-   * and writes its job records. Two concurrent calls for one delivery make one set of jobs.
+   * and writes its job records: one conditional put, then one batch write. The batch needs no condition: its
+   * job ids are new, and within the delivery's grace nobody else writes them (core/outbox.ts).
    */
   async createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult> {
     try {
@@ -144,8 +171,33 @@ export class DynamoJobRepository implements JobRepository {
       if (existing === undefined) throw new JobStoreError('read the delivery it found', error);
       return { created: false, existing };
     }
-    await this.ensureJobs(jobs);
+    await this.writeNewJobs(jobs);
     return { created: true };
+  }
+
+  /**
+   * Puts job records with BatchWriteItem, 25 a request, putting back what DynamoDB left unprocessed (throttling)
+   * a bounded number of times.
+   */
+  private async writeNewJobs(jobs: readonly JobRecord[]): Promise<void> {
+    for (let start = 0; start < jobs.length; start += BATCH_WRITE_MAX) {
+      let requests: Record<string, unknown>[] = jobs
+        .slice(start, start + BATCH_WRITE_MAX)
+        .map((job) => ({ PutRequest: { Item: this.jobItem(job) } }));
+      for (let round = 0; requests.length > 0; round += 1) {
+        if (round === BATCH_ROUNDS)
+          throw new JobStoreError('record jobs', new Error('writes left unprocessed'));
+        if (round > 0) await delay(BATCH_BACKOFF_MS * 2 ** round);
+        try {
+          const result = await this.ddb.send(
+            new BatchWriteCommand({ RequestItems: { [this.tableName]: requests as never } }),
+          );
+          requests = (result.UnprocessedItems?.[this.tableName] ?? []) as Record<string, unknown>[];
+        } catch (error) {
+          throw new JobStoreError('record jobs', error);
+        }
+      }
+    }
   }
 
   /** Claims a content key (one conditional put), or reads which delivery holds it. */
@@ -168,10 +220,16 @@ export class DynamoJobRepository implements JobRepository {
     return typeof holder?.deliveryId === 'string' ? holder.deliveryId : deliveryId;
   }
 
-  /** Writes the job records that do not exist yet (idempotent: an existing job is left as it is). */
-  async ensureJobs(jobs: readonly JobRecord[]): Promise<void> {
+  /**
+   * Writes the job records that do not exist yet (an existing job is left as it is): one batch read, then a
+   * conditional put per missing job. Returns the ids it wrote and those of existing jobs no worker touched.
+   */
+  async ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs> {
+    const states = await this.jobStates(jobs.map((job) => job.jobId));
+    const created = new Set<string>();
     await Promise.all(
       jobs.map(async (job) => {
+        if (states.has(job.jobId)) return;
         try {
           await this.ddb.send(
             new PutCommand({
@@ -180,18 +238,94 @@ export class DynamoJobRepository implements JobRepository {
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
           );
+          created.add(job.jobId);
         } catch (error) {
+          // Written meanwhile by another caller, who sends it.
           if (!(error instanceof ConditionalCheckFailedException))
             throw new JobStoreError('record a job', error);
         }
       }),
     );
+    return {
+      created: jobs.map((job) => job.jobId).filter((jobId) => created.has(jobId)),
+      untouched: jobs
+        .map((job) => job.jobId)
+        .filter((jobId) => {
+          const state = states.get(jobId);
+          return state !== undefined && untouched(state);
+        }),
+    };
+  }
+
+  /** The ids, of those given, of jobs that exist and wait for their first pickup (one batch read). */
+  async waitingJobs(jobIds: readonly string[]): Promise<string[]> {
+    const states = await this.jobStates(jobIds);
+    return jobIds.filter((jobId) => {
+      const state = states.get(jobId);
+      return state !== undefined && untouched(state);
+    });
+  }
+
+  /** Status and version of the jobs that exist, by job id: BatchGetItem, strongly consistent. */
+  private async jobStates(jobIds: readonly string[]): Promise<Map<string, JobState>> {
+    const states = new Map<string, JobState>();
+    const unique = [...new Set(jobIds)];
+    for (let start = 0; start < unique.length; start += BATCH_GET_MAX) {
+      let keys: Record<string, unknown>[] = unique
+        .slice(start, start + BATCH_GET_MAX)
+        .map((jobId) => ({ pk: jobKey(jobId) }));
+      for (let round = 0; keys.length > 0; round += 1) {
+        if (round === BATCH_ROUNDS) throw new JobStoreError('read jobs', new Error('reads left unprocessed'));
+        if (round > 0) await delay(BATCH_BACKOFF_MS * 2 ** round);
+        try {
+          const result = await this.ddb.send(
+            new BatchGetCommand({
+              RequestItems: {
+                [this.tableName]: {
+                  Keys: keys,
+                  ConsistentRead: true,
+                  ProjectionExpression: 'jobId, #status, version',
+                  ExpressionAttributeNames: { '#status': 'status' },
+                },
+              },
+            }),
+          );
+          for (const item of result.Responses?.[this.tableName] ?? []) {
+            states.set(String(item.jobId), {
+              status: item.status as JobStatus,
+              version: Number(item.version),
+            });
+          }
+          keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+        } catch (error) {
+          throw new JobStoreError('read jobs', error);
+        }
+      }
+    }
+    return states;
   }
 
   /** The delivery with that id, if seen. */
   async getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
     const item = await this.get(deliveryKey(integration, deliveryId), 'read a delivery');
     return item === undefined ? undefined : toDelivery(item);
+  }
+
+  /** Notes that the delivery's messages could not be sent: a duplicate within its grace sends them. */
+  async markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void> {
+    try {
+      await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: deliveryKey(integration, deliveryId) },
+          UpdateExpression: 'SET sendFailedAt = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+    } catch (error) {
+      throw new JobStoreError('note the delivery unsent', error);
+    }
   }
 
   /** Notes that every job message of the delivery was sent, taking it out of the open index. */
@@ -562,6 +696,7 @@ function toDelivery(item: Record<string, unknown>): DeliveryRecord {
     receivedAt: String(item.receivedAt),
     jobs: Array.isArray(item.jobs) ? (item.jobs as DeliveryRecord['jobs']) : [],
     ...(typeof item.enqueuedAt === 'string' ? { enqueuedAt: item.enqueuedAt } : {}),
+    ...(typeof item.sendFailedAt === 'string' ? { sendFailedAt: item.sendFailedAt } : {}),
     sealedPayload: typeof item.sealedPayload === 'string' ? item.sealedPayload : '',
   };
 }

@@ -3,9 +3,18 @@
  * the open index, leases), for unit tests of the core and benchmarks. Faults are injected per operation.
  */
 import { JobConflictError } from '../../core/errors';
-import { applyChanges, type DeliveryRecord, isFinal, type JobChanges, type JobRecord } from '../../core/job';
+import {
+  applyChanges,
+  type DeliveryRecord,
+  isFinal,
+  type JobChanges,
+  type JobRecord,
+  awaitsFirstPickup as untouched,
+} from '../../core/job';
+import { ENQUEUE_GRACE_MS } from '../../core/outbox';
 import {
   type CreateDeliveryResult,
+  type EnsuredJobs,
   type JobListPage,
   type JobListQuery,
   type JobRepository,
@@ -33,7 +42,7 @@ export class InMemoryJobRepository implements JobRepository {
   readonly jobs = new Map<string, JobRecord>();
   readonly contents = new Map<string, string>();
   /** Every write made, in order (operation and key), for assertions. */
-  readonly writes: Array<{ operation: RepositoryOperation; key: string }> = [];
+  readonly writes: Array<{ operation: RepositoryOperation | 'writeJobs'; key: string }> = [];
   private readonly faults: Array<{ operation: RepositoryOperation; error: unknown; times: number }> = [];
 
   constructor(private readonly options: { now?: () => number; enqueueGraceMs?: number } = {}) {}
@@ -61,10 +70,13 @@ export class InMemoryJobRepository implements JobRepository {
     if (existing !== undefined) return { created: false, existing: clone(existing.record) };
     this.deliveries.set(key, {
       record: clone(delivery),
-      leaseUntil: this.now() + (this.options.enqueueGraceMs ?? 60_000),
+      leaseUntil: this.now() + (this.options.enqueueGraceMs ?? ENQUEUE_GRACE_MS),
     });
     this.writes.push({ operation: 'createDelivery', key });
-    await this.ensureJobs(jobs);
+    // One batch write on DynamoDB: recorded as one write.
+    for (const job of jobs) this.jobs.set(job.jobId, clone(job));
+    if (jobs.length > 0)
+      this.writes.push({ operation: 'writeJobs', key: jobs.map((j) => j.jobId).join(',') });
     return { created: true };
   }
 
@@ -78,19 +90,43 @@ export class InMemoryJobRepository implements JobRepository {
     return deliveryId;
   }
 
-  async ensureJobs(jobs: readonly JobRecord[]): Promise<void> {
+  async ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs> {
     this.fault('ensureJobs');
+    const ensured: EnsuredJobs = { created: [], untouched: [] };
     for (const job of jobs) {
-      if (this.jobs.has(job.jobId)) continue;
+      const existing = this.jobs.get(job.jobId);
+      if (existing !== undefined) {
+        if (untouched(existing)) ensured.untouched.push(job.jobId);
+        continue;
+      }
       this.jobs.set(job.jobId, clone(job));
       this.writes.push({ operation: 'ensureJobs', key: job.jobId });
+      ensured.created.push(job.jobId);
     }
+    return ensured;
+  }
+
+  async waitingJobs(jobIds: readonly string[]): Promise<string[]> {
+    this.fault('waitingJobs');
+    return jobIds.filter((jobId) => {
+      const job = this.jobs.get(jobId);
+      return job !== undefined && untouched(job);
+    });
   }
 
   async getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
     this.fault('getDelivery');
     const found = this.deliveries.get(`${integration}#${deliveryId}`);
     return found === undefined ? undefined : clone(found.record);
+  }
+
+  async markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void> {
+    this.fault('markDeliverySendFailed');
+    const key = `${integration}#${deliveryId}`;
+    const found = this.deliveries.get(key);
+    if (found === undefined) throw new Error(`no delivery ${key}`);
+    found.record.sendFailedAt = at;
+    this.writes.push({ operation: 'markDeliverySendFailed', key });
   }
 
   async markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void> {

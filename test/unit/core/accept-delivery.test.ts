@@ -1,8 +1,17 @@
 import { DocrelayError } from '../../../functions/commons/errors';
 import { acceptEvent, acceptWebhook } from '../../../functions/core/accept-delivery';
 import { DeliveryRefusedError } from '../../../functions/core/errors';
+import { transitions } from '../../../functions/core/job';
+import { ENQUEUE_GRACE_MS } from '../../../functions/core/outbox';
 import { openPayload } from '../../../functions/core/payload';
 import { memoryBench, SEALING_SECRET, signedWebhook } from './support';
+
+/** A worker's claim: the job is no longer waiting for its first pickup. */
+async function pickUp(b: ReturnType<typeof memoryBench>, jobId: string): Promise<void> {
+  const job = await b.jobs.getJob(jobId);
+  if (job === undefined) throw new Error(`no job ${jobId}`);
+  await b.jobs.updateJob(job, transitions.claim(job, 'worker', b.clock.ms + 60_000));
+}
 
 const refusal = async (promise: Promise<unknown>): Promise<string> => {
   const error = await promise.then(
@@ -14,7 +23,7 @@ const refusal = async (promise: Promise<unknown>): Promise<string> => {
 };
 
 describe('acceptWebhook', () => {
-  it('records the delivery with its jobs, sends one message per job, and marks it enqueued (202)', async () => {
+  it('records the delivery with its jobs and sends one message per job, in two calls (202)', async () => {
     const b = memoryBench();
     const answer = await acceptWebhook(
       b.ingest,
@@ -36,7 +45,8 @@ describe('acceptWebhook', () => {
       ['job-2', 'queued', '90022'],
     ]);
     const delivery = await b.jobs.getDelivery('releases', answer.body.deliveryId);
-    expect(delivery?.enqueuedAt).toBeDefined();
+    // Left open: the reconciler marks it once its grace has run out (core/outbox.ts).
+    expect(delivery?.enqueuedAt).toBeUndefined();
     // The payload rests sealed, signature header dropped.
     const payload = openPayload(
       delivery?.sealedPayload ?? '',
@@ -46,13 +56,8 @@ describe('acceptWebhook', () => {
     );
     expect(JSON.parse(payload.bodyText)).toEqual({ name: 'v1', repo: 'r', draft: false });
     expect(payload.headers['x-signature']).toBeUndefined();
-    // One write for the delivery, one per job, one for the enqueued mark.
-    expect(b.jobs.writes.map((w) => w.operation)).toEqual([
-      'createDelivery',
-      'ensureJobs',
-      'ensureJobs',
-      'markDeliveryEnqueued',
-    ]);
+    // Two calls before the answer: the delivery with its jobs (one batch on DynamoDB), then the messages.
+    expect(b.jobs.writes.map((w) => w.operation)).toEqual(['createDelivery', 'writeJobs']);
   });
 
   it('makes no job for a rule whose condition does not hold', async () => {
@@ -64,12 +69,13 @@ describe('acceptWebhook', () => {
     expect(answer.body.jobs.map((j) => j.rule)).toEqual(['notes']);
   });
 
-  it('answers a duplicate with the first jobs and sends nothing more once enqueued', async () => {
+  it('answers a duplicate with the first jobs and sends nothing more once they were picked up', async () => {
     const b = memoryBench();
     const first = await acceptWebhook(
       b.ingest,
       signedWebhook('notes', { id: 'n-1', customer: 'A', number: '1' }),
     );
+    await pickUp(b, 'job-1');
     const again = await acceptWebhook(
       b.ingest,
       signedWebhook('notes', { id: 'n-1', customer: 'A', number: '1' }),
@@ -95,13 +101,60 @@ describe('acceptWebhook', () => {
     );
     expect(retry.body.duplicate).toBe(true);
     expect(b.queue.jobIds).toEqual(['job-1']);
-    expect((await b.jobs.getDelivery('notes', 'n-2'))?.enqueuedAt).toBeDefined();
+    // Within the grace the retry writes nothing: the reconciler completes the delivery afterwards.
+    expect((await b.jobs.getDelivery('notes', 'n-2'))?.enqueuedAt).toBeUndefined();
+  });
+
+  it('sends nothing for a duplicate within the grace of a first attempt that noted no failed send', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-5', customer: 'A', number: '1' }));
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-5', customer: 'A', number: '1' }));
+    // The job waits for its first pickup, but its message went out with the first attempt.
+    expect(b.queue.jobIds).toEqual(['job-1']);
+  });
+
+  it('still answers 503 when noting the failed send fails too (the reconciler completes it later)', async () => {
+    const b = memoryBench();
+    b.queue.failNext(new DocrelayError('QUEUE_UNAVAILABLE', 'down', { retryable: true }));
+    b.jobs.failNext('markDeliverySendFailed', new Error('table down'));
+    await expect(
+      acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-6', customer: 'A', number: '1' })),
+    ).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });
+    expect((await b.jobs.getDelivery('notes', 'n-6'))?.sendFailedAt).toBeUndefined();
+  });
+
+  it('writes no job for a duplicate within the grace of a first attempt that died, and completes the outbox after it', async () => {
+    const b = memoryBench();
+    // A first attempt that recorded the delivery and died before writing its jobs.
+    await b.jobs.createDelivery(
+      {
+        integration: 'notes',
+        deliveryId: 'n-3',
+        receivedAt: new Date(b.clock.ms).toISOString(),
+        jobs: [{ jobId: 'job-0', rule: 'invoice', templateId: '9001' }],
+        sealedPayload: 's',
+      },
+      [],
+    );
+    const within = await acceptWebhook(
+      b.ingest,
+      signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }),
+    );
+    expect(within.body).toMatchObject({ duplicate: true, jobs: [{ jobId: 'job-0' }] });
+    expect(b.queue.jobIds).toEqual([]);
+    expect(await b.jobs.getJob('job-0')).toBeUndefined();
+    b.clock.advance(ENQUEUE_GRACE_MS);
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }));
+    expect(b.queue.jobIds).toEqual(['job-0']);
+    expect((await b.jobs.getJob('job-0'))?.status).toBe('queued');
+    expect((await b.jobs.getDelivery('notes', 'n-3'))?.enqueuedAt).toBeDefined();
   });
 
   it('answers the same signed content under a new unsigned id as a duplicate of the first (a replay)', async () => {
     const b = memoryBench();
     const body = { customer: 'A', number: '1' };
     const first = await acceptWebhook(b.ingest, signedWebhook('relayed', body, { 'x-request-id': 'r-1' }));
+    await pickUp(b, 'job-1');
     const replay = await acceptWebhook(
       b.ingest,
       signedWebhook('relayed', body, { 'x-request-id': 'attacker-2' }),

@@ -1,6 +1,6 @@
 import { acceptWebhook } from '../../../functions/core/accept-delivery';
 import { JobConflictError } from '../../../functions/core/errors';
-import { newJobRecord } from '../../../functions/core/job';
+import { newJobRecord, transitions } from '../../../functions/core/job';
 import { completeOutbox } from '../../../functions/core/outbox';
 import { reconcile } from '../../../functions/core/reconcile';
 import { memoryBench, signedWebhook } from './support';
@@ -32,6 +32,11 @@ describe('completeOutbox', () => {
     await completeOutbox(b, delivery as NonNullable<typeof delivery>, b.clock.ms);
     await completeOutbox(b, delivery as NonNullable<typeof delivery>, b.clock.ms);
     expect((await b.jobs.getJob(jobId))?.status).toBe('queued');
+    expect(b.queue.jobIds).toEqual([jobId, jobId]);
+    // Once a worker has picked the job up, completing again sends nothing.
+    const job = (await b.jobs.getJob(jobId)) as NonNullable<Awaited<ReturnType<typeof b.jobs.getJob>>>;
+    await b.jobs.updateJob(job, transitions.claim(job, 'worker', b.clock.ms + 60_000));
+    await completeOutbox(b, delivery as NonNullable<typeof delivery>, b.clock.ms);
     expect(b.queue.jobIds).toEqual([jobId, jobId]);
     expect((await b.jobs.getDelivery('notes', 'd-1'))?.enqueuedAt).toBeDefined();
     expect(b.jobs.writes.filter((w) => w.operation === 'ensureJobs')).toHaveLength(1);
@@ -74,9 +79,13 @@ describe('reconcile', () => {
       signedWebhook('notes', { id: 'n-2', customer: 'A', number: '1' }),
     );
     const jobId = answer.body.jobs[0]?.jobId as string;
-    b.clock.advance(16 * 60_000);
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1 });
+    // Past the delivery's grace the reconciler completes it: its job, never picked up, is sent once more.
+    b.clock.advance(61_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0 });
     expect(b.queue.jobIds).toEqual([jobId, jobId]);
+    b.clock.advance(15 * 60_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1 });
+    expect(b.queue.jobIds).toEqual([jobId, jobId, jobId]);
     expect((await b.jobs.getJob(jobId))?.leaseUntil).toBe(b.clock.ms + 60_000);
     expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
   });
@@ -84,6 +93,8 @@ describe('reconcile', () => {
   it('does not resend a job a worker moved on meanwhile', async () => {
     const b = memoryBench();
     await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }));
+    b.clock.advance(61_000);
+    await reconcile(deps(b));
     b.clock.advance(16 * 60_000);
     b.jobs.failNext('updateJob', new JobConflictError('x'));
     expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
@@ -92,6 +103,8 @@ describe('reconcile', () => {
   it('stops on any other table failure', async () => {
     const b = memoryBench();
     await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-4', customer: 'A', number: '1' }));
+    b.clock.advance(61_000);
+    await reconcile(deps(b));
     b.clock.advance(16 * 60_000);
     b.jobs.failNext('updateJob', new Error('table down'));
     await expect(reconcile(deps(b))).rejects.toThrow('table down');

@@ -6,6 +6,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -16,7 +18,7 @@ import {
 
 type Item = Record<string, unknown>;
 type Values = Record<string, unknown>;
-type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan';
+type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet';
 
 /** The exception DynamoDB answers a failed condition with. */
 export const conditionFailed = (): ConditionalCheckFailedException =>
@@ -35,6 +37,8 @@ export class FakeJobTable {
   pageSize = 1000;
   /** Runs after a Query page is computed and before it is answered (to close items "meanwhile"). */
   afterQuery: (() => void) | undefined;
+  /** How many of the next batch requests leave their last item unprocessed (DynamoDB's throttling answer). */
+  unprocessedBatches = 0;
   private readonly faults: Array<{ name: CommandName; error: unknown }> = [];
 
   /** The fake as the client type the adapter takes (it only ever calls `send`). */
@@ -69,7 +73,45 @@ export class FakeJobTable {
         return this.query(input);
       case 'Scan':
         return this.scan(input);
+      case 'BatchWrite':
+        return this.batchWrite(input);
+      case 'BatchGet':
+        return this.batchGet(input);
     }
+  }
+
+  /** Puts without conditions, as BatchWriteItem does; the last request is left over while `unprocessedBatches`. */
+  private batchWrite(input: Record<string, unknown>): object {
+    const [[table, requests]] = Object.entries(input.RequestItems as Record<string, Item[]>) as [
+      [string, Item[]],
+    ];
+    const left = this.unprocessedBatches > 0 ? requests.slice(-1) : [];
+    if (left.length > 0) this.unprocessedBatches -= 1;
+    for (const request of requests.slice(0, requests.length - left.length)) {
+      const item = defined((request.PutRequest as { Item: Item }).Item);
+      this.items.set(String(item.pk), structuredClone(item));
+    }
+    return left.length === 0 ? {} : { UnprocessedItems: { [table]: left } };
+  }
+
+  /** Reads keys, projected to the names asked for; the last key is left over while `unprocessedBatches`. */
+  private batchGet(input: Record<string, unknown>): object {
+    const [[table, request]] = Object.entries(input.RequestItems as Record<string, Item>) as [[string, Item]];
+    const keys = request.Keys as Item[];
+    const left = this.unprocessedBatches > 0 ? keys.slice(-1) : [];
+    if (left.length > 0) this.unprocessedBatches -= 1;
+    const names = (request.ExpressionAttributeNames ?? {}) as Record<string, string>;
+    const projection = String(request.ProjectionExpression)
+      .split(', ')
+      .map((name) => names[name] ?? name);
+    const found = keys.slice(0, keys.length - left.length).flatMap((key) => {
+      const item = this.items.get(String(key.pk));
+      return item === undefined ? [] : [Object.fromEntries(projection.map((name) => [name, item[name]]))];
+    });
+    return {
+      Responses: { [table]: found },
+      ...(left.length === 0 ? {} : { UnprocessedKeys: { [table]: { ...request, Keys: left } } }),
+    };
   }
 
   private put(input: Record<string, unknown>): object {
@@ -167,5 +209,7 @@ function commandName(command: unknown): CommandName {
   if (command instanceof UpdateCommand) return 'Update';
   if (command instanceof QueryCommand) return 'Query';
   if (command instanceof ScanCommand) return 'Scan';
+  if (command instanceof BatchWriteCommand) return 'BatchWrite';
+  if (command instanceof BatchGetCommand) return 'BatchGet';
   throw new Error('fake table: unexpected command');
 }

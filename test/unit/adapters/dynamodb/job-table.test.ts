@@ -119,6 +119,30 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(table.items.has('job#other')).toBe(false);
   });
 
+  it('writes the jobs in one batch after the conditional delivery put: two calls, 25 jobs a batch', async () => {
+    const { table, repository } = setup();
+    const jobs = Array.from({ length: 27 }, (_, i) => job(`j-${i}`));
+    await repository.createDelivery(delivery(), jobs.slice(0, 2));
+    expect(table.sent.map((s) => s.name)).toEqual(['Put', 'BatchWrite']);
+    await repository.createDelivery(delivery('d-3'), jobs.slice(2));
+    expect(table.inputs('BatchWrite').map((i) => Object.values(i.RequestItems as object)[0].length)).toEqual([
+      2, 25,
+    ]);
+    expect(table.items.has('job#j-26')).toBe(true);
+  });
+
+  it('puts back what the batch left unprocessed, and fails retryably when it stays unprocessed', async () => {
+    const { table, repository } = setup();
+    table.unprocessedBatches = 1;
+    await repository.createDelivery(delivery(), [job('a'), job('b')]);
+    expect(table.inputs('BatchWrite')).toHaveLength(2);
+    expect(table.items.has('job#b')).toBe(true);
+    table.unprocessedBatches = 99;
+    const error = await repository.createDelivery(delivery('d-4'), [job('c')]).catch((e: unknown) => e);
+    expect(error).toEqual(storeError('record jobs'));
+    expect(table.inputs('BatchWrite')).toHaveLength(2 + 5);
+  });
+
   it('fails retryably when the delivery it collided with cannot be read back', async () => {
     const { table, repository } = setup();
     table.failNext('Put', conditionFailed());
@@ -152,6 +176,70 @@ describe('DynamoJobRepository.ensureJobs', () => {
     const { table, repository } = setup();
     table.failNext('Put', new Error('network'));
     await expect(repository.ensureJobs([job('a')])).rejects.toEqual(storeError('record a job'));
+  });
+
+  it('says which jobs it wrote and which existing ones no worker has touched, from one batch read', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job('a'), job('b')]);
+    const claimed = (await repository.getJob('b')) as JobRecord;
+    await repository.updateJob(claimed, transitions.claim(claimed, 'w', NOW + 60_000));
+    table.sent.length = 0;
+    await expect(repository.ensureJobs([job('a'), job('b'), job('c')])).resolves.toEqual({
+      created: ['c'],
+      untouched: ['a'],
+    });
+    expect(table.inputs('BatchGet')[0]).toMatchObject({
+      RequestItems: {
+        'jobs-table': { ConsistentRead: true, Keys: [{ pk: 'job#a' }, { pk: 'job#b' }, { pk: 'job#c' }] },
+      },
+    });
+    expect(table.inputs('Put')).toHaveLength(1);
+  });
+
+  it('counts a job written meanwhile by another caller as neither written nor waiting', async () => {
+    const { table, repository } = setup();
+    table.failNext('Put', conditionFailed());
+    await expect(repository.ensureJobs([job('a')])).resolves.toEqual({ created: [], untouched: [] });
+  });
+});
+
+describe('DynamoJobRepository.waitingJobs', () => {
+  it('lists the existing jobs still waiting for their first pickup, writing nothing', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job('a'), job('b')]);
+    const claimed = (await repository.getJob('a')) as JobRecord;
+    await repository.updateJob(claimed, transitions.claim(claimed, 'w', NOW + 60_000));
+    const writes = table.sent.length;
+    await expect(repository.waitingJobs(['a', 'b', 'missing'])).resolves.toEqual(['b']);
+    expect(table.sent.slice(writes).map((s) => s.name)).toEqual(['BatchGet']);
+  });
+
+  it('reads again the keys the batch left unprocessed, and fails retryably on an error', async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([job('a'), job('b')]);
+    table.unprocessedBatches = 1;
+    await expect(repository.waitingJobs(['a', 'b'])).resolves.toEqual(['a', 'b']);
+    table.failNext('BatchGet', new Error('network'));
+    await expect(repository.waitingJobs(['a'])).rejects.toEqual(storeError('read jobs'));
+  });
+});
+
+describe('DynamoJobRepository.markDeliverySendFailed', () => {
+  it('notes the failed send on the open delivery, read back with it', async () => {
+    const { repository } = setup();
+    await repository.createDelivery(delivery(), []);
+    await repository.markDeliverySendFailed('notes', 'd-1', '2026-03-01T12:00:00.500Z');
+    await expect(repository.getDelivery('notes', 'd-1')).resolves.toEqual({
+      ...delivery(),
+      sendFailedAt: '2026-03-01T12:00:00.500Z',
+    });
+  });
+
+  it('fails retryably for a delivery that is not there', async () => {
+    const { repository } = setup();
+    await expect(repository.markDeliverySendFailed('notes', 'gone', 'x')).rejects.toEqual(
+      storeError('note the delivery unsent'),
+    );
   });
 });
 
