@@ -35,8 +35,8 @@ import { waitUntil } from './helpers/wait';
 const DELIVERIES = Math.max(10, Math.min(2000, Number(process.env.SOAK_DELIVERIES ?? 40) || 40));
 /** A fixed default: a CI failure names its seed and replays the same faults. SOAK_SEED explores others. */
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_122);
-/** Settling time allowed in all: generous, the runs share two noisy cores. Not a performance assertion. */
-const SETTLE_MS = 60_000 + DELIVERIES * 2_000;
+/** Settling time allowed in all (SOAK_SETTLE_MS overrides it): generous, the runs share two noisy cores. Not a performance assertion. */
+const SETTLE_MS = Number(process.env.SOAK_SETTLE_MS ?? 0) || 60_000 + DELIVERIES * 2_000;
 /** How long the service's download links live. */
 const LINK_TTL_MS = Math.max(100, Number(process.env.SOAK_LINK_TTL_MS ?? 900) || 900);
 
