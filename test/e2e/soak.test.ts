@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobRecord } from '../../functions/core/job';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
+import { trustedLinkLifetimeMs } from '../../local/stack/local-stack';
 import {
   expiredDownloads,
   faultCount,
@@ -37,6 +38,12 @@ const DELIVERIES = Math.max(10, Math.min(2000, Number(process.env.SOAK_DELIVERIE
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_122);
 /** Settling time allowed in all (SOAK_SETTLE_MS overrides it): generous, the runs share two noisy cores. Not a performance assertion. */
 const SETTLE_MS = Number(process.env.SOAK_SETTLE_MS ?? 0) || 60_000 + DELIVERIES * 2_000;
+/**
+ * The queue's visibility timeout (the lease) and the worker's backoff base: the soak's quick ones by default;
+ * SOAK_VISIBILITY_SECONDS=60 SOAK_RETRY_BASE_SECONDS=5 are `npm start`'s, the figures of bench/analysis.md.
+ */
+const VISIBILITY_SECONDS = Number(process.env.SOAK_VISIBILITY_SECONDS ?? 5) || 5;
+const RETRY_BASE_SECONDS = Number(process.env.SOAK_RETRY_BASE_SECONDS ?? 1) || 1;
 /** How long the service's download links live. */
 const LINK_TTL_MS = Math.max(100, Number(process.env.SOAK_LINK_TTL_MS ?? 900) || 900);
 
@@ -73,8 +80,11 @@ async function startStack(): Promise<TestStack> {
     dataDir,
     env: { DOCGEN_BASE_URL: service.url, DOCGEN_API_KEY: apiKey },
     // One attempt may wait out several Retry-After answers inside the client; the heartbeat holds the lease.
-    visibilityTimeoutSeconds: 5,
+    visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+    retryBaseSeconds: RETRY_BASE_SECONDS,
     maxReceiveCount: 8,
+    // The service is outside the stack, so the stack is told how long its links live.
+    linkLifetimeMs: trustedLinkLifetimeMs(LINK_TTL_MS),
   });
   stacks.push(stack);
   return stack;
