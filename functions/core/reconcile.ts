@@ -55,7 +55,8 @@ const isEmpty = (backlog: QueueBacklog): boolean =>
 
 /**
  * One pass: everything whose lease ran out before `before` (epoch ms; `Number.MAX_SAFE_INTEGER` at the local
- * stack's start-up, when its queue is empty) is completed or sent again. Bounded by `limit` items.
+ * stack's start-up, when its queue is empty) is completed or sent again, except a job that may be waiting in
+ * the queue (see above; never at start-up). Bounded by `limit` items.
  */
 export async function reconcile(deps: ReconcileDeps, before?: number, limit = 500): Promise<ReconcileResult> {
   const now = deps.now ?? Date.now;
@@ -73,7 +74,10 @@ export async function reconcile(deps: ReconcileDeps, before?: number, limit = 50
   const seen = new Set(stranded.deliveries.flatMap((delivery) => delivery.jobs.map((job) => job.jobId)));
   const jobs = stranded.jobs.filter((job) => !seen.has(job.jobId));
   // Read after the outbox was completed: messages it just sent make the queue non-empty, as they should.
-  const backlog = jobs.length === 0 ? undefined : await readBacklog(deps);
+  // A `before` in the future is the local stack's start-up: its queue lost every message, whatever it holds
+  // now (new deliveries may already be queued), so nothing is taken as waiting.
+  const queueLost = before !== undefined && before > now();
+  const backlog = jobs.length === 0 || queueLost ? undefined : await readBacklog(deps);
   const waitUntil = now() - (deps.maxQueueWaitMs ?? FIRST_PICKUP_MS);
   for (const job of jobs) {
     if (backlog !== undefined && !isEmpty(backlog) && (job.leaseUntil ?? 0) > waitUntil) {

@@ -116,6 +116,17 @@ describe('reconcile', () => {
     expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1, jobsWaiting: 0 });
   });
 
+  it('at start-up (before in the future) sends every open job again, whatever the queue holds now', async () => {
+    const b = memoryBench();
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-s', customer: 'A', number: '1' }));
+    b.queue.held = { visible: 3, inFlight: 0, delayed: 0 };
+    expect(await reconcile(deps(b), Number.MAX_SAFE_INTEGER)).toEqual({
+      deliveriesCompleted: 0,
+      jobsResent: 1,
+      jobsWaiting: 0,
+    });
+  });
+
   it('sends every stranded job again when the queue cannot say what it holds', async () => {
     const b = memoryBench();
     await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-u', customer: 'A', number: '1' }));
