@@ -64,6 +64,8 @@ export interface LocalStackOptions {
   readonly retryBaseSeconds?: number;
   /** How often the reconciler runs. @default 30_000 */
   readonly reconcileIntervalMs?: number;
+  /** How long past its lease a job may wait in a busy queue before it is sent again (ReconcileDeps). @default 15 minutes */
+  readonly maxQueueWaitMs?: number;
   /**
    * How long the service's download links are trusted to live (WorkerDeps.linkLifetimeMs). @default from the
    * embedded emulator's link lifetime when it is set (less a margin for the time the answer took), else the
@@ -251,12 +253,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       createObservability('jobs-api', { logLevel }),
     );
     const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
-    const reconcilerDeps = buildReconcilerDeps({
+    let reconcilerDeps = buildReconcilerDeps({
       ...tables,
       sqs: clients.sqs,
       queueUrl: aws.queueUrl,
       leaseMs: visibility * 1000,
     });
+    if (options.maxQueueWaitMs !== undefined)
+      reconcilerDeps = { ...reconcilerDeps, maxQueueWaitMs: options.maxQueueWaitMs };
 
     const api = await startApiServer(
       {
