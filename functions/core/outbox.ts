@@ -33,19 +33,21 @@ type OutboxDelivery = Pick<DeliveryRecord, 'integration' | 'deliveryId' | 'recei
 /**
  * Completes the delivery's outbox (after its grace): missing jobs written, those and the existing ones still
  * waiting for their first pickup sent (the ingest may have died before sending them), the delivery marked.
- * Returns the ids of the jobs it sent.
+ * With `resendUntouched: false` (the reconciler, while the queue holds messages they may be waiting in) the
+ * existing jobs are left to their own first-pickup lease. Returns the ids of the jobs it sent.
  */
 export async function completeOutbox(
   deps: OutboxDeps,
   delivery: OutboxDelivery,
   nowMs: number,
+  options: { resendUntouched?: boolean } = {},
 ): Promise<string[]> {
   const ensured = await deps.jobs.ensureJobs(
     delivery.jobs.map((plan) =>
       newJobRecord(delivery.integration, delivery.deliveryId, delivery.receivedAt, nowMs, plan),
     ),
   );
-  const send = [...ensured.created, ...ensured.untouched];
+  const send = options.resendUntouched === false ? ensured.created : [...ensured.created, ...ensured.untouched];
   if (send.length > 0) await deps.queue.send(send);
   await deps.jobs.markDeliveryEnqueued(
     delivery.integration,

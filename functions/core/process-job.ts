@@ -26,7 +26,13 @@ import {
 import { isFinal, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
 import { holdLease, type Log } from './lease';
 import { openPayload } from './payload';
-import { decideRetry, describeFailure, type FailureReason } from './retry-policy';
+import {
+  decideCopyRetry,
+  decideRetry,
+  describeFailure,
+  type FailureReason,
+  fitDelayToLinks,
+} from './retry-policy';
 import { renderKey } from './storage-key';
 
 export type { Log } from './lease';
@@ -44,7 +50,10 @@ export interface WorkerDeps {
   readonly log: Log;
   /** How long a claim holds the job; at least the queue's visibility timeout. */
   readonly leaseMs: number;
-  /** How long the service's download links are trusted to live. @default 55 minutes */
+  /**
+   * How long the service's download links are trusted to live (the job records the expiry this gives; retries
+   * of a copy are fitted into it). @default 55 minutes (the service's links live about an hour)
+   */
   readonly linkLifetimeMs?: number;
   /** Receives of a message before the queue moves it to the dead-letter queue. */
   readonly maxReceiveCount: number;
@@ -58,6 +67,8 @@ export interface WorkerDeps {
   readonly outageBudgetMs?: number;
   readonly now?: () => number;
   readonly random?: () => number;
+  /** Waits before a retried download. @default a timer */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -146,21 +157,62 @@ async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobR
       if (job.status === 'created') job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
       ({ job, links } = await generateDocument(deps, job, sealingSecret));
     }
-    try {
-      for (const file of job.files) {
-        if (file.storedAt !== undefined) continue;
-        job = await storeFile(deps, job, file, links);
-      }
-      break;
-    } catch (error) {
-      if (!(error instanceof DocgenLinkExpiredError)) throw error;
-      deps.log.warn('download link expired before the copy finished; asking for a new document', {
-        jobId: job.jobId,
-      });
-      job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
-    }
+    const copied = await copyFiles(deps, job, links);
+    job = copied.job;
+    if (copied.done) break;
+    job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
   }
   return deps.jobs.updateJob(job, transitions.stored(job));
+}
+
+const timer = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Copies every file not stored yet. A failed copy is retried at once while the links live (decideCopyRetry);
+ * resolves `done: false` when a new document is needed (a link expired, or would before a retry), and throws
+ * what the job's retry decision must see. Bounded: each file's copy succeeds or counts a failure, and the
+ * failures of one call are capped by MAX_COPY_RETRIES_PER_ATTEMPT.
+ */
+async function copyFiles(
+  deps: WorkerDeps,
+  claimed: JobRecord,
+  links: Readonly<Record<string, string>>,
+): Promise<{ job: JobRecord; done: boolean }> {
+  const now = deps.now ?? Date.now;
+  let job = claimed;
+  let failures = 0;
+  for (;;) {
+    const file = job.files.find((f) => f.storedAt === undefined);
+    if (file === undefined) return { job, done: true };
+    try {
+      job = await storeFile(deps, job, file, links);
+    } catch (error) {
+      if (error instanceof DocgenLinkExpiredError) {
+        deps.log.warn('download link expired before the copy finished; asking for a new document', {
+          jobId: job.jobId,
+        });
+        return { job, done: false };
+      }
+      failures += 1;
+      const linkRemainingMs = Date.parse(job.document?.linksExpireAt ?? '') - now();
+      const next = decideCopyRetry({ error, failures, linkRemainingMs: linkRemainingMs || 0 });
+      if (next.kind === 'settle') throw error;
+      const reason = describeFailure(error);
+      if (next.kind === 'regenerate') {
+        deps.log.warn('copy failed and the link would expire before a retry; asking for a new document', {
+          jobId: job.jobId,
+          ...logFields(reason),
+        });
+        return { job, done: false };
+      }
+      deps.log.warn('copy failed; downloading again while the link lives', {
+        jobId: job.jobId,
+        ...logFields(reason),
+        pauseMs: next.pauseMs,
+      });
+      await (deps.sleep ?? timer)(next.pauseMs);
+    }
+  }
 }
 
 /** The checkpointed links, when the document exists, its links should still live, and the seal opens. */
@@ -353,7 +405,14 @@ async function settleFailure(
     }
   }
   if (decision.kind === 'retry' || decision.kind === 'requeue') {
-    const { delaySeconds, reason } = decision;
+    const { reason } = decision;
+    // A checkpoint whose links still live: the next attempt should start while they do, and copy.
+    const linksExpireAt =
+      current.document?.sealedLinks === undefined ? NaN : Date.parse(current.document.linksExpireAt);
+    const delaySeconds =
+      current.status === 'created' && linksExpireAt > now()
+        ? fitDelayToLinks(decision.delaySeconds, error, linksExpireAt - now())
+        : decision.delaySeconds;
     await deps.jobs
       .updateJob(
         current,

@@ -5,21 +5,39 @@
  * final job ignores an extra message), so sending again is always safe.
  * On AWS it runs on a schedule; the local stack runs it at start-up (its queue keeps messages in memory only)
  * and on an interval.
+ *
+ * Waiting is not lost. A job's lease says when it should have progressed if a worker took its message at once;
+ * behind busy workers (every lane on a slow job, a backlog after a restart) its message waits in the queue
+ * past that, and sending it again then only adds a second message for the same job (another claim, another
+ * attempt counted, sometimes another document). So while the queue still holds messages (visible, in flight
+ * or delayed) a job whose lease ran out less than `maxQueueWaitMs` ago is taken as waiting and left alone
+ * (nothing is written). When the queue is empty no message can be waiting: every job whose lease ran out is
+ * lost (the local queue forgot its messages in a restart, SQS dead-lettered one after workers died on it,
+ * a send was lost) and is sent again at once; and a job that has waited `maxQueueWaitMs` past its lease is
+ * sent again whatever the queue holds, so a lost message is never left for longer than that under a
+ * backlog that does not end. The queue's counts are one request per pass (SQS GetQueueAttributes), not per
+ * job; SQS has no per-message lookup. When they cannot be read, every stranded job is sent again, as before.
  */
-import type { JobQueue } from '../ports/job-queue';
+import type { JobQueue, JobQueueBacklog, QueueBacklog } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
 import { JobConflictError } from './errors';
-import { transitions } from './job';
+import { FIRST_PICKUP_MS, transitions } from './job';
 import type { Log } from './lease';
 import { completeOutbox } from './outbox';
+import { describeFailure } from './retry-policy';
 
 /** What reconciling needs. */
 export interface ReconcileDeps {
   readonly jobs: JobRepository;
-  readonly queue: JobQueue;
+  readonly queue: JobQueue & JobQueueBacklog;
   readonly log: Log;
   /** How long after a resend a job's lease runs (so one tick does not resend it again). */
   readonly leaseMs: number;
+  /**
+   * How long past its lease a job may wait while the queue holds messages before it is sent again anyway.
+   * @default FIRST_PICKUP_MS (15 minutes: as long as a new job may wait for its first worker)
+   */
+  readonly maxQueueWaitMs?: number;
   readonly now?: () => number;
 }
 
@@ -27,29 +45,53 @@ export interface ReconcileDeps {
 export interface ReconcileResult {
   deliveriesCompleted: number;
   jobsResent: number;
+  /** Jobs past their lease left alone because the queue still holds messages they may be waiting in. */
+  jobsWaiting: number;
 }
+
+/** True when the queue holds no message at all. */
+const isEmpty = (backlog: QueueBacklog): boolean =>
+  backlog.visible + backlog.inFlight + backlog.delayed === 0;
 
 /**
  * One pass: everything whose lease ran out before `before` (epoch ms; `Number.MAX_SAFE_INTEGER` at the local
- * stack's start-up, when its queue is empty) is completed or sent again. Bounded by `limit` items.
+ * stack's start-up, when its queue is empty) is completed or sent again, except a job that may be waiting in
+ * the queue (see above; never at start-up). Bounded by `limit` items.
  */
 export async function reconcile(deps: ReconcileDeps, before?: number, limit = 500): Promise<ReconcileResult> {
   const now = deps.now ?? Date.now;
-  const result: ReconcileResult = { deliveriesCompleted: 0, jobsResent: 0 };
+  const result: ReconcileResult = { deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 };
   const stranded = await deps.jobs.listStranded(before ?? now(), limit);
-  // Jobs sent by completing their delivery (just written, so not listed as stranded): not sent twice.
+  // A `before` in the future is the local stack's start-up: its queue lost every message, whatever it holds
+  // now (new deliveries may already be queued), so nothing is taken as waiting.
+  const queueLost = before !== undefined && before > now();
+  const anything = stranded.deliveries.length + stranded.jobs.length > 0;
+  const backlog = !anything || queueLost ? undefined : await readBacklog(deps);
+  const queueBusy = backlog !== undefined && !isEmpty(backlog);
+  // Jobs sent by completing their delivery: not sent twice in this pass.
   const seen = new Set<string>();
   for (const delivery of stranded.deliveries) {
-    for (const jobId of await completeOutbox(deps, delivery, now())) seen.add(jobId);
-    deps.log.warn('completed a delivery whose messages were not all sent', {
-      integration: delivery.integration,
-      deliveryId: delivery.deliveryId,
-      jobs: delivery.jobs.length,
-    });
+    // Every new delivery comes here once its grace is over (the ingest does not mark it). Its jobs that no
+    // worker picked up yet are sent again only when no message can be waiting for them; otherwise their own
+    // first-pickup lease covers them below.
+    const sent = await completeOutbox(deps, delivery, now(), { resendUntouched: !queueBusy });
+    for (const jobId of sent) seen.add(jobId);
+    if (sent.length > 0) {
+      deps.log.warn('completed a delivery whose messages may not all have been sent', {
+        integration: delivery.integration,
+        deliveryId: delivery.deliveryId,
+        jobsSent: sent.length,
+      });
+    }
     result.deliveriesCompleted += 1;
   }
-  for (const job of stranded.jobs) {
-    if (seen.has(job.jobId)) continue;
+  const jobs = stranded.jobs.filter((job) => !seen.has(job.jobId));
+  const waitUntil = now() - (deps.maxQueueWaitMs ?? FIRST_PICKUP_MS);
+  for (const job of jobs) {
+    if (queueBusy && (job.leaseUntil ?? 0) > waitUntil) {
+      result.jobsWaiting += 1;
+      continue;
+    }
     try {
       // Renew the lease first: a resend that wins a race with a worker's claim only costs one skipped message.
       await deps.jobs.updateJob(job, transitions.resend(job, now() + deps.leaseMs));
@@ -62,4 +104,18 @@ export async function reconcile(deps: ReconcileDeps, before?: number, limit = 50
     result.jobsResent += 1;
   }
   return result;
+}
+
+/** The queue's counts, or undefined when they cannot be read (then every stranded job is sent again). */
+async function readBacklog(deps: ReconcileDeps): Promise<QueueBacklog | undefined> {
+  try {
+    return await deps.queue.backlog();
+  } catch (error) {
+    const reason = describeFailure(error);
+    deps.log.warn('could not read the queue backlog; sending every stranded job again', {
+      code: reason.code,
+      reason: reason.message,
+    });
+    return undefined;
+  }
 }

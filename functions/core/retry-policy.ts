@@ -122,3 +122,56 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
     lastError: reason,
   };
 }
+
+/** Downloads of a file retried within one attempt, at most, before the failure goes to the job's backoff. */
+export const MAX_COPY_RETRIES_PER_ATTEMPT = 2;
+/** The pause before the first retried download in an attempt; it doubles with each further failure. */
+export const COPY_RETRY_BASE_MS = 250;
+/**
+ * The share of a link's remaining life a wait may take: a retry "well before the link expires" leaves at least
+ * three quarters of it for the download itself.
+ */
+const LINK_WAIT_SHARE = 4;
+
+/** What to do after a copy from a live link failed, within the attempt. */
+export type CopyRetryDecision =
+  | { readonly kind: 'redownload'; readonly pauseMs: number }
+  | { readonly kind: 'regenerate' }
+  | { readonly kind: 'settle' };
+
+/**
+ * Decides, within an attempt, what a failed copy of a file (the download failed or was truncated, the store
+ * refused it) means while the job holds its lease. A live link is tried again at once, after a short pause
+ * that ends well before the link expires; when the link cannot outlive even that pause, a new document is
+ * asked for now (waiting would only find the link dead). A rate limit (its Retry-After is honoured by
+ * `decideRetry`), an error that is not retryable, or more failures than MAX_COPY_RETRIES_PER_ATTEMPT go to the
+ * job's retry decision.
+ */
+export function decideCopyRetry(facts: {
+  readonly error: unknown;
+  /** Copy failures so far in this attempt, this one included. */
+  readonly failures: number;
+  /** How long the job's links are expected to live still, in ms. */
+  readonly linkRemainingMs: number;
+}): CopyRetryDecision {
+  const { error } = facts;
+  const retryable = isRetryable(error) || !(error instanceof DocrelayError);
+  if (!retryable || error instanceof DocgenRateLimitedError) return { kind: 'settle' };
+  if (facts.failures > MAX_COPY_RETRIES_PER_ATTEMPT) return { kind: 'settle' };
+  const pauseMs = COPY_RETRY_BASE_MS * 2 ** Math.max(0, facts.failures - 1);
+  if (pauseMs * LINK_WAIT_SHARE <= facts.linkRemainingMs) return { kind: 'redownload', pauseMs };
+  return { kind: 'regenerate' };
+}
+
+/**
+ * The delay before a job's next attempt when it holds live links: the backoff, shortened so the next attempt
+ * starts well before the links expire (and copies instead of asking for a new document). When not even a
+ * second fits, the backoff stands: the next attempt finds the links past their expiry and asks for a new
+ * document without trying them. Never shorter than a rate limit's Retry-After.
+ */
+export function fitDelayToLinks(delaySeconds: number, error: unknown, linkRemainingMs: number): number {
+  if (error instanceof DocgenRateLimitedError) return delaySeconds;
+  if (delaySeconds * 1000 * LINK_WAIT_SHARE <= linkRemainingMs) return delaySeconds;
+  const fitted = Math.floor(linkRemainingMs / LINK_WAIT_SHARE / 1000);
+  return fitted >= 1 ? fitted : delaySeconds;
+}

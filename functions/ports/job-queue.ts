@@ -14,6 +14,24 @@ export interface JobQueue {
   sendDelayed(jobId: string, delaySeconds: number): Promise<string>;
 }
 
+/** Messages a queue holds now, as the queue counts them (approximate on SQS). */
+export interface QueueBacklog {
+  /** Waiting to be received. */
+  readonly visible: number;
+  /** Received and not yet deleted (being worked on, or deferred by a worker). */
+  readonly inFlight: number;
+  /** Sent with a delay that has not passed yet. */
+  readonly delayed: number;
+}
+
+/**
+ * How much the jobs queue holds: what tells the reconciler a job that is only waiting behind busy workers
+ * (the queue still holds messages) from one whose message is gone (an empty queue).
+ */
+export interface JobQueueBacklog {
+  backlog(): Promise<QueueBacklog>;
+}
+
 /** The dead-letter queue: where failed jobs and poison messages are parked for a person, with a reason. */
 export interface DeadLetterQueue {
   /** Parks the jobs' messages with the reason (an error code). */

@@ -309,7 +309,8 @@ export function buildReconcilerFunction(
     ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     [wiring.table.tableArn],
   );
-  allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
+  // GetQueueAttributes: whether a stranded job's message may still be waiting (core/reconcile.ts).
+  allow(fn, ['sqs:GetQueueAttributes', 'sqs:SendMessage'], [wiring.queue.queueArn]);
   allowKeys(fn, wiring.keys, 'write');
   return fn;
 }

@@ -64,6 +64,14 @@ export interface LocalStackOptions {
   readonly retryBaseSeconds?: number;
   /** How often the reconciler runs. @default 30_000 */
   readonly reconcileIntervalMs?: number;
+  /** How long past its lease a job may wait in a busy queue before it is sent again (ReconcileDeps). @default 15 minutes */
+  readonly maxQueueWaitMs?: number;
+  /**
+   * How long the service's download links are trusted to live (WorkerDeps.linkLifetimeMs). @default from the
+   * embedded emulator's link lifetime when it is set (less a margin for the time the answer took), else the
+   * worker's default (55 minutes)
+   */
+  readonly linkLifetimeMs?: number;
   /** Powertools log level of the handlers. @default 'WARN' */
   readonly logLevel?: LogLevel;
   /** Hears one line per request and per notable event (the `npm start` console). */
@@ -156,6 +164,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }
 
     const visibility = options.visibilityTimeoutSeconds ?? 60;
+    const linkLifetimeMs = options.linkLifetimeMs ?? trustedLinkLifetime(emulator, options.emulator);
     const maxReceiveCount = options.maxReceiveCount ?? 5;
     const aws = await startAwsEmulators({
       dataDir: settings.dataDir,
@@ -192,7 +201,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueUrl: aws.queueUrl,
         sealingSecretName: LOCAL_SEALING_SECRET,
       });
-      const workerDeps = buildWorkerDeps({
+      const built = buildWorkerDeps({
         config: loaded,
         secrets,
         ...tables,
@@ -209,6 +218,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
         ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
       });
+      const workerDeps =
+        linkLifetimeMs === undefined ? built : { ...built, worker: { ...built.worker, linkLifetimeMs } };
       return {
         config: loaded,
         ingestDeps,
@@ -242,12 +253,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       createObservability('jobs-api', { logLevel }),
     );
     const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
-    const reconcilerDeps = buildReconcilerDeps({
+    let reconcilerDeps = buildReconcilerDeps({
       ...tables,
       sqs: clients.sqs,
       queueUrl: aws.queueUrl,
       leaseMs: visibility * 1000,
     });
+    if (options.maxQueueWaitMs !== undefined)
+      reconcilerDeps = { ...reconcilerDeps, maxQueueWaitMs: options.maxQueueWaitMs };
 
     const api = await startApiServer(
       {
@@ -509,3 +522,21 @@ function consoleEvents(file: string, line: (text: string) => void): EventPublish
     },
   };
 }
+
+/**
+ * The link lifetime the worker may trust when the stack runs its own emulator with a lifetime set: the
+ * emulator's, less a margin (a tenth, at least half a second) for the time between the link's creation and
+ * the worker reading the answer. Undefined otherwise (the worker's default).
+ */
+function trustedLinkLifetime(
+  emulator: EmulatorHandle | undefined,
+  options: LocalStackOptions['emulator'],
+): number | undefined {
+  if (emulator === undefined) return undefined;
+  const ttl = options?.faults?.linkTtlMs ?? options?.linkTtlMs;
+  return ttl === undefined ? undefined : trustedLinkLifetimeMs(ttl);
+}
+
+/** A link lifetime less the margin above: what a worker may trust of links that live `ttlMs`. */
+export const trustedLinkLifetimeMs = (ttlMs: number): number =>
+  Math.max(0, ttlMs - Math.max(500, ttlMs / 10));

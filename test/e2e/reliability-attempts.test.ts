@@ -15,7 +15,9 @@ jest.setTimeout(60_000);
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ startWorkers: false });
+  // The job's message stays in the queue here (no worker runs): a wait of 0 makes the reconciler take a job
+  // past its lease as lost at once, as it does for a message SQS dead-lettered once the wait has passed.
+  t = await startTestStack({ startWorkers: false, maxQueueWaitMs: 0 });
 });
 
 afterAll(async () => {
@@ -72,5 +74,6 @@ it('fails a job whose attempts all died with ATTEMPTS_EXHAUSTED, and the reconci
   expect(await t.stack.reconcileNow(Number.MAX_SAFE_INTEGER)).toEqual({
     deliveriesCompleted: 0,
     jobsResent: 0,
+    jobsWaiting: 0,
   });
 });

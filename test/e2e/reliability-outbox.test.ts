@@ -133,7 +133,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     const early = await t.stack.reconcileNow(recordedAt + GRACE_MS - 1);
     const late = await t.stack.reconcileNow(recordedAt + GRACE_MS + 1);
 
-    expect(early).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+    expect(early).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 });
     expect(late.deliveriesCompleted).toBe(2);
     const jobs = await waitForFinal(t, [noJobs.jobId, noMessages.jobId], 30_000);
     expect(jobs.map((job) => [job.status, job.documentsRequested])).toEqual([
@@ -147,6 +147,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     expect(await t.stack.reconcileNow(Date.now() + 3_600_000)).toEqual({
       deliveriesCompleted: 0,
       jobsResent: 0,
+      jobsWaiting: 0,
     });
   });
 

@@ -10,14 +10,17 @@
  * document per stored job plus one per expired link; every object in S3 is the service's file byte for byte
  * and nothing else is there; nothing is open or queued; the dead-letter queue holds exactly the poison.
  *
- * Runs alone with `npm run test:soak`; SOAK_DELIVERIES sets its size (default 40, about a minute on 2 cores)
- * and SOAK_SEED the fault dice.
+ * Runs alone with `npm run test:soak`; SOAK_DELIVERIES sets its size (default 40, about a minute on 2 cores),
+ * SOAK_SEED the fault dice and SOAK_LINK_TTL_MS the links' lifetime (default 900 ms). It prints how long the
+ * drain took after the restart, the create-document calls per job (every POST the service answered, faults
+ * included) and the regenerations: the figures of bench/analysis.md, "Draining after faults".
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobRecord } from '../../functions/core/job';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
+import { trustedLinkLifetimeMs } from '../../local/stack/local-stack';
 import {
   expiredDownloads,
   faultCount,
@@ -33,8 +36,16 @@ import { waitUntil } from './helpers/wait';
 const DELIVERIES = Math.max(10, Math.min(2000, Number(process.env.SOAK_DELIVERIES ?? 40) || 40));
 /** A fixed default: a CI failure names its seed and replays the same faults. SOAK_SEED explores others. */
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_122);
-/** Settling time allowed in all: generous, the runs share two noisy cores. Not a performance assertion. */
-const SETTLE_MS = 60_000 + DELIVERIES * 2_000;
+/** Settling time allowed in all (SOAK_SETTLE_MS overrides it): generous, the runs share two noisy cores. Not a performance assertion. */
+const SETTLE_MS = Number(process.env.SOAK_SETTLE_MS ?? 0) || 60_000 + DELIVERIES * 2_000;
+/**
+ * The queue's visibility timeout (the lease) and the worker's backoff base: the soak's quick ones by default;
+ * SOAK_VISIBILITY_SECONDS=60 SOAK_RETRY_BASE_SECONDS=5 are `npm start`'s, the figures of bench/analysis.md.
+ */
+const VISIBILITY_SECONDS = Number(process.env.SOAK_VISIBILITY_SECONDS ?? 5) || 5;
+const RETRY_BASE_SECONDS = Number(process.env.SOAK_RETRY_BASE_SECONDS ?? 1) || 1;
+/** How long the service's download links live. */
+const LINK_TTL_MS = Math.max(100, Number(process.env.SOAK_LINK_TTL_MS ?? 900) || 900);
 
 jest.setTimeout(SETTLE_MS + 120_000);
 
@@ -69,8 +80,11 @@ async function startStack(): Promise<TestStack> {
     dataDir,
     env: { DOCGEN_BASE_URL: service.url, DOCGEN_API_KEY: apiKey },
     // One attempt may wait out several Retry-After answers inside the client; the heartbeat holds the lease.
-    visibilityTimeoutSeconds: 5,
+    visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+    retryBaseSeconds: RETRY_BASE_SECONDS,
     maxReceiveCount: 8,
+    // The service is outside the stack, so the stack is told how long its links live.
+    linkLifetimeMs: trustedLinkLifetimeMs(LINK_TTL_MS),
   });
   stacks.push(stack);
   return stack;
@@ -88,7 +102,7 @@ beforeAll(async () => {
       downloadTruncateRate: 0.05,
       // A download in the attempt that made the document is in time; one retried after a failed attempt
       // (at least a second later) or after the client's own backoffs is not: its link has expired.
-      linkTtlMs: 900,
+      linkTtlMs: LINK_TTL_MS,
     },
   });
   dataDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-soak-'));
@@ -171,15 +185,20 @@ describe('soak', () => {
     );
     const openAtRestart = beforeRestart - (await finalCount());
     await t.stop();
-    const restartedAt = new Date().toISOString();
+    const restartedAtMs = Date.now();
+    const restartedAt = new Date(restartedAtMs).toISOString();
     t = await startStack();
     await sendAll(last);
     await sendAll(planned.filter((d) => d.duplicate === 'later'));
 
     const jobIds = acceptedJobIds();
     const jobs = await waitForFinal(t, jobIds, SETTLE_MS);
+    const drainedAtMs = Date.now();
     await waitForQueueDrained(t, 60_000);
     const stats = service.stats();
+    const createCalls = stats.requests.filter(
+      (r) => r.method === 'POST' && r.path.endsWith('/documents'),
+    ).length;
     const deadLetters = await t.drainDeadLetters();
 
     // Counts, printed whatever the assertions say.
@@ -199,6 +218,11 @@ describe('soak', () => {
       failed: failed.length,
       openAtRestart,
       documents: stats.documentsCreated,
+      linkTtlMs: LINK_TTL_MS,
+      drainSecondsAfterRestart: Math.round((drainedAtMs - restartedAtMs) / 100) / 10,
+      createCalls,
+      createCallsPerJob: Math.round((createCalls / jobs.length) * 100) / 100,
+      regenerations,
       expiredLinks: expired,
       '429': faultCount(stats, 'rate429'),
       '5xx': faultCount(stats, 'rate5xx'),

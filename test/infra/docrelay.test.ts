@@ -437,6 +437,7 @@ describe('DocRelay with its defaults', () => {
         'dynamodb:PutItem',
         'dynamodb:Query',
         'dynamodb:UpdateItem',
+        'sqs:GetQueueAttributes',
         'sqs:SendMessage',
       ],
       'event-ingest': [

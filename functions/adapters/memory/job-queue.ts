@@ -1,5 +1,5 @@
 /** The jobs queue and dead-letter queue in memory, for unit tests: what was sent, with faults on demand. */
-import type { DeadLetterQueue, JobQueue } from '../../ports/job-queue';
+import type { DeadLetterQueue, JobQueue, JobQueueBacklog, QueueBacklog } from '../../ports/job-queue';
 
 /** A sent message as the memory queue keeps it. */
 export interface MemoryMessage {
@@ -10,9 +10,14 @@ export interface MemoryMessage {
   readonly reason?: string;
 }
 
-/** Records every message; `failNext` makes the next sends throw. */
-export class InMemoryJobQueue implements JobQueue, DeadLetterQueue {
+/**
+ * Records every message; `failNext` makes the next sends throw. Nothing is received from it, so its backlog is
+ * whatever a test sets (`held`, empty by default); `failNext` makes the next backlog read throw too.
+ */
+export class InMemoryJobQueue implements JobQueue, JobQueueBacklog, DeadLetterQueue {
   readonly messages: MemoryMessage[] = [];
+  /** What `backlog()` answers. */
+  held: QueueBacklog = { visible: 0, inFlight: 0, delayed: 0 };
   private failures: unknown[] = [];
   private counter = 0;
 
@@ -45,6 +50,11 @@ export class InMemoryJobQueue implements JobQueue, DeadLetterQueue {
   async sendDelayed(jobId: string, delaySeconds: number): Promise<string> {
     this.check();
     return this.push({ jobId, delaySeconds });
+  }
+
+  async backlog(): Promise<QueueBacklog> {
+    this.check();
+    return { ...this.held };
   }
 
   async park(jobIds: readonly string[], reason: string): Promise<void> {

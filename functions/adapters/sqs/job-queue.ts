@@ -4,12 +4,13 @@
  */
 import {
   ChangeMessageVisibilityCommand,
+  GetQueueAttributesCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { DocrelayError } from '../../commons/errors';
-import type { DeadLetterQueue, JobQueue } from '../../ports/job-queue';
+import type { DeadLetterQueue, JobQueue, JobQueueBacklog, QueueBacklog } from '../../ports/job-queue';
 import { encodeJobMessage } from './job-message';
 
 const unavailable = (message: string, cause?: unknown): DocrelayError =>
@@ -19,7 +20,7 @@ const unavailable = (message: string, cause?: unknown): DocrelayError =>
   });
 
 /** An SQS queue of job messages: the jobs queue, or the dead-letter queue. */
-export class SqsJobQueue implements JobQueue, DeadLetterQueue {
+export class SqsJobQueue implements JobQueue, JobQueueBacklog, DeadLetterQueue {
   constructor(
     private readonly sqs: SQSClient,
     readonly queueUrl: string,
@@ -50,6 +51,35 @@ export class SqsJobQueue implements JobQueue, DeadLetterQueue {
     }
     if (id === undefined) throw unavailable('the jobs queue gave no message id');
     return id;
+  }
+
+  /** The queue's approximate counts (GetQueueAttributes: one request, allowed by a send grant). */
+  async backlog(): Promise<QueueBacklog> {
+    let attributes: Record<string, string>;
+    try {
+      const result = await this.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: this.queueUrl,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesNotVisible',
+            'ApproximateNumberOfMessagesDelayed',
+          ],
+        }),
+      );
+      attributes = result.Attributes ?? {};
+    } catch (error) {
+      throw unavailable('the jobs queue did not say how many messages it holds', error);
+    }
+    const count = (name: string): number => {
+      const value = Number(attributes[name] ?? 0);
+      return Number.isFinite(value) && value > 0 ? value : 0;
+    };
+    return {
+      visible: count('ApproximateNumberOfMessages'),
+      inFlight: count('ApproximateNumberOfMessagesNotVisible'),
+      delayed: count('ApproximateNumberOfMessagesDelayed'),
+    };
   }
 
   async parkRaw(body: string, reason: string): Promise<void> {

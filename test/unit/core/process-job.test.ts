@@ -3,12 +3,16 @@ import { acceptWebhook } from '../../../functions/core/accept-delivery';
 import { JobConflictError } from '../../../functions/core/errors';
 import type { JobRecord } from '../../../functions/core/job';
 import { processJob, type Receipt } from '../../../functions/core/process-job';
+import { MAX_COPY_RETRIES_PER_ATTEMPT } from '../../../functions/core/retry-policy';
 import {
   DocgenBadRequestError,
   DocgenRateLimitedError,
   DocgenUnavailableError,
 } from '../../../functions/docgen/errors';
 import { memoryBench, signedWebhook } from './support';
+
+/** Copy failures that outlast the retries within one attempt. */
+const COPY_FAILURES = MAX_COPY_RETRIES_PER_ATTEMPT + 1;
 
 type Bench = ReturnType<typeof memoryBench>;
 
@@ -94,7 +98,10 @@ describe('processJob', () => {
   it('resumes from the checkpoint: a created job copies without generating again', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
-    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }));
+    b.store.failNext(
+      new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }),
+      COPY_FAILURES,
+    );
     expect(await processJob(b.worker, jobId, receipt())).toMatchObject({ kind: 'retry' });
     expect(await job(b, jobId)).toMatchObject({
       status: 'created',
@@ -116,7 +123,7 @@ describe('processJob', () => {
   it('regenerates when the checkpointed links are past their lifetime', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
-    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }));
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }), COPY_FAILURES);
     await processJob(b.worker, jobId, receipt());
     b.clock.advance(56 * 60_000);
     expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
@@ -136,13 +143,49 @@ describe('processJob', () => {
   it('refuses a truncated copy (no object kept) and retries', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
-    b.service.failDownload('truncate');
+    b.service.failDownload('truncate', 'truncate', 'truncate');
     expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
       kind: 'retry',
       error: { code: 'COPY_SIZE_MISMATCH' },
     });
     expect(b.store.objects.size).toBe(0);
     expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+  });
+
+  it('downloads again within the attempt while the link lives, without a second document', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload('truncate', 'truncate');
+    const started = b.clock.ms;
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(1);
+    expect(b.clock.ms - started).toBe(250 + 500);
+    expect((await job(b, jobId)).attempts).toBe(1);
+  });
+
+  it('asks for a new document at once when the link would expire before a retried download', async () => {
+    const b = memoryBench();
+    const worker = { ...b.worker, linkLifetimeMs: 900 };
+    const jobId = await oneJob(b);
+    b.service.failDownload('truncate');
+    expect((await processJob(worker, jobId, receipt())).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(2);
+    expect(await job(b, jobId)).toMatchObject({ attempts: 1, documentsRequested: 2 });
+  });
+
+  it('fits the next attempt into the links when the copy keeps failing', async () => {
+    const b = memoryBench();
+    const worker = { ...b.worker, linkLifetimeMs: 20_000, retryBaseSeconds: 60 };
+    const jobId = await oneJob(b);
+    b.store.failNext(
+      new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }),
+      COPY_FAILURES,
+    );
+    const outcome = await processJob(worker, jobId, receipt());
+    // 20 s of link less 0.75 s of pauses: a quarter of what is left, 4 s, instead of the 30 s backoff.
+    expect(outcome).toMatchObject({ kind: 'retry', delaySeconds: 4 });
+    expect((await processJob(worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(1);
   });
 
   it('backs off at least as long as a rate limit asks', async () => {
@@ -183,7 +226,7 @@ describe('processJob', () => {
   it('fails with RETRIES_EXHAUSTED at the last receive of a retryable error', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
-    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }));
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }), COPY_FAILURES);
     expect((await processJob(b.worker, jobId, receipt('m-1', 3))).kind).toBe('failed');
     expect(await job(b, jobId)).toMatchObject({
       error: { code: 'RETRIES_EXHAUSTED' },
@@ -298,13 +341,16 @@ describe('the attempt history', () => {
     b.service.failCreate(new DocgenUnavailableError('503 once'));
     await processJob(b.worker, jobId, receipt('m-1', 1));
     b.clock.advance(5_000);
-    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }));
+    b.store.failNext(
+      new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true }),
+      COPY_FAILURES,
+    );
     await processJob(b.worker, jobId, receipt('m-1', 2));
     b.clock.advance(5_000);
     expect((await processJob(b.worker, jobId, receipt('m-1', 3))).kind).toBe('stored');
     expect((await job(b, jobId)).attemptErrors).toEqual([
       { attempt: 1, at: '2026-01-01T00:00:00.000Z', code: 'DOCGEN_UNAVAILABLE', message: '503 once' },
-      { attempt: 2, at: '2026-01-01T00:00:05.000Z', code: 'STORAGE_WRITE_FAILED', message: 'S3 down' },
+      { attempt: 2, at: '2026-01-01T00:00:05.750Z', code: 'STORAGE_WRITE_FAILED', message: 'S3 down' },
     ]);
   });
 

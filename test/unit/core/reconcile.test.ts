@@ -24,6 +24,13 @@ async function crashedDelivery(b: Bench, deliveryId: string): Promise<string> {
   return plan.jobId;
 }
 
+/** A delivery accepted and then closed by an earlier pass (its grace over): only its job is left open. */
+async function acceptedAndClosed(b: Bench, id: string) {
+  const answer = await acceptWebhook(b.ingest, signedWebhook('notes', { id, customer: 'A', number: '1' }));
+  await b.jobs.markDeliveryEnqueued('notes', id, new Date(b.clock.ms).toISOString());
+  return answer;
+}
+
 describe('completeOutbox', () => {
   it('writes the missing jobs, sends their messages and marks the delivery enqueued, idempotently', async () => {
     const b = memoryBench();
@@ -59,17 +66,17 @@ describe('reconcile', () => {
     const b = memoryBench();
     await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-1', customer: 'A', number: '1' }));
     await crashedDelivery(b, 'd-3');
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 });
   });
 
   it('completes a delivery whose messages were never sent, once past its grace period', async () => {
     const b = memoryBench();
     const jobId = await crashedDelivery(b, 'd-4');
     b.clock.advance(61_000);
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0, jobsWaiting: 0 });
     expect(b.queue.jobIds).toEqual([jobId]);
     // Its job is new and within its first pickup window: the next pass leaves it alone.
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 });
   });
 
   it('sends a stranded job again with a fresh lease, so one pass does not resend it twice', async () => {
@@ -81,13 +88,78 @@ describe('reconcile', () => {
     const jobId = answer.body.jobs[0]?.jobId as string;
     // Past the delivery's grace the reconciler completes it: its job, never picked up, is sent once more.
     b.clock.advance(61_000);
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0, jobsWaiting: 0 });
     expect(b.queue.jobIds).toEqual([jobId, jobId]);
     b.clock.advance(15 * 60_000);
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1, jobsWaiting: 0 });
     expect(b.queue.jobIds).toEqual([jobId, jobId, jobId]);
     expect((await b.jobs.getJob(jobId))?.leaseUntil).toBe(b.clock.ms + 60_000);
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 });
+  });
+
+  it('closes a delivery past its grace without sending its waiting job while the queue holds messages', async () => {
+    const b = memoryBench();
+    const answer = await acceptWebhook(
+      b.ingest,
+      signedWebhook('notes', { id: 'n-g', customer: 'A', number: '1' }),
+    );
+    b.queue.held = { visible: 5, inFlight: 2, delayed: 0 };
+    b.clock.advance(61_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0, jobsWaiting: 0 });
+    expect(b.queue.jobIds).toEqual([answer.body.jobs[0]?.jobId]);
+    expect((await b.jobs.getDelivery('notes', 'n-g'))?.enqueuedAt).toBeDefined();
+  });
+
+  it('leaves a job past its lease alone while the queue holds messages it may be waiting in', async () => {
+    const b = memoryBench();
+    await acceptedAndClosed(b, 'n-w');
+    b.queue.held = { visible: 12, inFlight: 4, delayed: 0 };
+    const writes = b.jobs.writes.length;
+    b.clock.advance(16 * 60_000);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 1 });
+    expect(b.queue.jobIds).toHaveLength(1);
+    expect(b.jobs.writes).toHaveLength(writes);
+  });
+
+  it('sends a waiting job again once it has waited maxQueueWaitMs past its lease, whatever the queue holds', async () => {
+    const b = memoryBench();
+    const answer = await acceptedAndClosed(b, 'n-l');
+    const jobId = answer.body.jobs[0]?.jobId as string;
+    b.queue.held = { visible: 0, inFlight: 0, delayed: 3 };
+    b.clock.advance(15 * 60_000 + 10 * 60_000 - 1);
+    const waited = { ...deps(b), maxQueueWaitMs: 10 * 60_000 };
+    expect(await reconcile(waited)).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 1 });
+    b.clock.advance(1);
+    expect(await reconcile(waited)).toEqual({ deliveriesCompleted: 0, jobsResent: 1, jobsWaiting: 0 });
+    expect(b.queue.jobIds).toEqual([jobId, jobId]);
+  });
+
+  it('sends a job past its lease again at once when the queue is empty (its message is gone)', async () => {
+    const b = memoryBench();
+    await acceptedAndClosed(b, 'n-e');
+    b.queue.held = { visible: 0, inFlight: 0, delayed: 0 };
+    b.clock.advance(15 * 60_000 + 1);
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1, jobsWaiting: 0 });
+  });
+
+  it('at start-up (before in the future) sends every open job again, whatever the queue holds now', async () => {
+    const b = memoryBench();
+    await acceptedAndClosed(b, 'n-s');
+    b.queue.held = { visible: 3, inFlight: 0, delayed: 0 };
+    expect(await reconcile(deps(b), Number.MAX_SAFE_INTEGER)).toEqual({
+      deliveriesCompleted: 0,
+      jobsResent: 1,
+      jobsWaiting: 0,
+    });
+  });
+
+  it('sends every stranded job again when the queue cannot say what it holds', async () => {
+    const b = memoryBench();
+    await acceptedAndClosed(b, 'n-u');
+    b.queue.held = { visible: 5, inFlight: 0, delayed: 0 };
+    b.clock.advance(16 * 60_000);
+    b.queue.failNext(new Error('GetQueueAttributes denied'));
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 1, jobsWaiting: 0 });
   });
 
   it('does not resend a job a worker moved on meanwhile', async () => {
@@ -97,7 +169,7 @@ describe('reconcile', () => {
     await reconcile(deps(b));
     b.clock.advance(16 * 60_000);
     b.jobs.failNext('updateJob', new JobConflictError('x'));
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 });
   });
 
   it('stops on any other table failure', async () => {
@@ -122,6 +194,7 @@ describe('reconcile', () => {
     expect(await reconcile(deps(b), Number.MAX_SAFE_INTEGER)).toEqual({
       deliveriesCompleted: 0,
       jobsResent: 0,
+      jobsWaiting: 0,
     });
     expect(await b.jobs.listFailed()).toHaveLength(1);
   });
@@ -138,7 +211,7 @@ describe('reconcile', () => {
       }),
     ]);
     b.clock.advance(61_000);
-    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0 });
+    expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0, jobsWaiting: 0 });
     expect(b.queue.jobIds).toEqual([jobId]);
   });
 });

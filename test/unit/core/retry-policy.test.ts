@@ -1,9 +1,11 @@
 import { DocrelayError } from '../../../functions/commons/errors';
 import {
   backoffSeconds,
+  decideCopyRetry,
   decideRetry,
   describeFailure,
   type FailureFacts,
+  fitDelayToLinks,
   isServiceOutage,
   MAX_BACKOFF_SECONDS,
 } from '../../../functions/core/retry-policy';
@@ -125,5 +127,52 @@ describe('isServiceOutage and describeFailure', () => {
 
   it('cuts long messages', () => {
     expect(describeFailure(new DocrelayError('C', 'x'.repeat(5000))).message).toHaveLength(1000);
+  });
+});
+
+describe('decideCopyRetry', () => {
+  const truncated = new DocrelayError('COPY_SIZE_MISMATCH', 'short', { retryable: true });
+  it('downloads again after a short pause that ends well before the link expires', () => {
+    expect(decideCopyRetry({ error: truncated, failures: 1, linkRemainingMs: 3_600_000 })).toEqual({
+      kind: 'redownload',
+      pauseMs: 250,
+    });
+    expect(decideCopyRetry({ error: truncated, failures: 2, linkRemainingMs: 2_000 })).toEqual({
+      kind: 'redownload',
+      pauseMs: 500,
+    });
+  });
+  it('asks for a new document when the link cannot outlive the pause', () => {
+    expect(decideCopyRetry({ error: truncated, failures: 2, linkRemainingMs: 1_999 })).toEqual({
+      kind: 'regenerate',
+    });
+    expect(decideCopyRetry({ error: truncated, failures: 1, linkRemainingMs: -5 })).toEqual({
+      kind: 'regenerate',
+    });
+  });
+  it("leaves rate limits (their Retry-After), errors that are not retryable and a third failure to the job's retry", () => {
+    const limited = new DocgenRateLimitedError('429', { retryAfterMs: 1000 });
+    expect(decideCopyRetry({ error: limited, failures: 1, linkRemainingMs: 3_600_000 }).kind).toBe('settle');
+    const bad = new DocgenBadRequestError('400');
+    expect(decideCopyRetry({ error: bad, failures: 1, linkRemainingMs: 3_600_000 }).kind).toBe('settle');
+    expect(decideCopyRetry({ error: truncated, failures: 3, linkRemainingMs: 3_600_000 }).kind).toBe(
+      'settle',
+    );
+  });
+});
+
+describe('fitDelayToLinks', () => {
+  const down = new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true });
+  it('keeps a backoff that ends well before the links expire', () => {
+    expect(fitDelayToLinks(10, down, 3_600_000)).toBe(10);
+  });
+  it('shortens one that would not, to a quarter of the links’ remaining life', () => {
+    expect(fitDelayToLinks(30, down, 20_000)).toBe(5);
+  });
+  it('keeps the backoff when not even a second fits (the next attempt regenerates without trying)', () => {
+    expect(fitDelayToLinks(30, down, 3_000)).toBe(30);
+  });
+  it('never cuts a Retry-After short', () => {
+    expect(fitDelayToLinks(30, new DocgenRateLimitedError('429', { retryAfterMs: 30_000 }), 20_000)).toBe(30);
   });
 });

@@ -117,6 +117,8 @@ export function memoryBench(clock = new FakeClock()) {
     retryBaseSeconds: 5,
     now: clock.now,
     random: () => 0.5,
+    // A retried download's pause passes on the fake clock, at once.
+    sleep: async (ms) => clock.advance(ms),
   };
   return { clock, jobs, queue, secrets, service, store, events, log, ingest, worker };
 }

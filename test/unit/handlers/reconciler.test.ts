@@ -38,6 +38,7 @@ describe('reconciler handler', () => {
     await expect(handler(undefined, lambdaContext('docrelay-reconciler'))).resolves.toEqual({
       deliveriesCompleted: 0,
       jobsResent: 0,
+      jobsWaiting: 0,
     });
     expect(observability.points.map((p) => p.value)).toEqual([0, 0]);
   });

@@ -3,10 +3,14 @@ import { InMemoryJobQueue } from '../../../functions/adapters/memory/job-queue';
 import { encodeJobMessage } from '../../../functions/adapters/sqs/job-message';
 import { DocrelayError } from '../../../functions/commons/errors';
 import { acceptWebhook } from '../../../functions/core/accept-delivery';
+import { MAX_COPY_RETRIES_PER_ATTEMPT } from '../../../functions/core/retry-policy';
 import { DocgenBadRequestError, DocgenUnavailableError } from '../../../functions/docgen/errors';
 import { makeWorkerHandler } from '../../../functions/handlers/worker/make-handler';
 import { memoryBench, signedWebhook } from '../core/support';
 import { lambdaContext, recordingObservability, sqsEvent, sqsRecord } from './support';
+
+/** Copy failures that outlast the retries within one attempt. */
+const COPY_FAILURES = MAX_COPY_RETRIES_PER_ATTEMPT + 1;
 
 /** The jobs queue in memory, with the visibility changes a worker asks for. */
 class DeferringQueue extends InMemoryJobQueue {
@@ -68,7 +72,10 @@ describe('worker handler', () => {
 
   it('defers a message to retry by its backoff and reports it as a batch item failure', async () => {
     const { bench, queue, observability, jobId, run } = await setup();
-    bench.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }));
+    bench.store.failNext(
+      new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }),
+      COPY_FAILURES,
+    );
     const response = await run(sqsRecord('m-1', encodeJobMessage(jobId)));
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
     expect(queue.deferred).toEqual([{ receiptHandle: 'receipt-m-1', seconds: expect.any(Number) }]);
@@ -126,7 +133,10 @@ describe('worker handler', () => {
 
   it('processes a batch one message after another and reports only the failures', async () => {
     const { bench, jobId, run } = await setup();
-    bench.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }));
+    bench.store.failNext(
+      new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }),
+      COPY_FAILURES,
+    );
     const response = await run(
       sqsRecord('m-1', 'not json'),
       sqsRecord('m-2', encodeJobMessage(jobId)),
