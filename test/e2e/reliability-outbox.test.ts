@@ -111,6 +111,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     expect(await t.stack.reconcileNow(Date.now() + 61_000)).toEqual({
       deliveriesCompleted: 1,
       jobsResent: 0,
+      jobsWaiting: 0,
     });
     expect((await t.stack.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
     await waitForQueueDrained(t, 20_000);
