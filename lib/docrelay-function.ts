@@ -1,6 +1,6 @@
 /**
  * The one base of every docrelay Lambda function, so no function drifts: arm64, the newest Node.js runtime of
- * the pinned CDK, X-Ray tracing, a log group with a retention, an own role (no AWS managed policy), and the
+ * the pinned CDK, X-Ray tracing when asked for, a log group with a retention, an own role (no AWS managed policy), and the
  * same esbuild bundling (local, no Docker; minified with source maps; AWS SDK v3 bundled and tree-shaken)
  * with the validated configuration copied into the asset beside the code.
  */
@@ -176,6 +176,13 @@ export interface DocRelayFunctionProps extends FunctionSizing {
   readonly serviceName?: string;
   /** Powertools log level. @default 'INFO' */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * X-Ray active tracing: the function's role may write traces and the handler loads the Powertools Tracer
+   * (a handler segment per invocation, the AWS SDK and HTTP calls as subsegments). Off, the Tracer and
+   * aws-xray-sdk-core are not loaded: their async hooks slow every promise and the cold start.
+   * @default false
+   */
+  readonly tracing?: boolean;
   /** One-line description shown in the console. */
   readonly description: string;
   /**
@@ -230,7 +237,8 @@ export class DocRelayFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
-      tracing: Tracing.ACTIVE,
+      // DISABLED sets no tracing config and, unlike PASS_THROUGH, grants no X-Ray actions.
+      tracing: props.tracing === true ? Tracing.ACTIVE : Tracing.DISABLED,
       role,
       logGroup,
       projectRoot,
@@ -243,6 +251,7 @@ export class DocRelayFunction extends NodejsFunction {
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? `docrelay-${props.name}`,
         POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'docrelay',
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        [LAMBDA_ENV.tracing]: String(props.tracing === true),
       },
     });
     this.functionLogGroup = logGroup;
