@@ -80,6 +80,19 @@ export type DocRelayFunctionName = (typeof FUNCTION_NAMES)[number];
 export const functionEntry = (name: DocRelayFunctionName): string =>
   join(PROJECT_ROOT, 'functions', 'handlers', name, 'handler.ts');
 
+/**
+ * esbuild aliases of every function's bundle. The SDK clients' runtime config imports the default credential
+ * chain even when given credentials; in Lambda only its first link, the environment, ever answers, so the
+ * bundle gets that link alone (functions/adapters/lambda-credentials.ts) instead of the SSO, STS, login and
+ * IMDS providers and their nested clients (~95 KB per bundle). The SDK offers no variant without the chain;
+ * its maintainers suggest replacing it at bundling (aws/aws-sdk-js-v3#6087).
+ */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'functions', 'adapters', 'lambda-credentials.ts'),
+};
+
+const ALIAS_ARG = '--alias:';
+
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /**
@@ -101,6 +114,9 @@ export function docrelayBundling(configFile: string): BundlingOptions {
     externalModules: [],
     bundleAwsSDK: true,
     mainFields: ['module', 'main'],
+    esbuildArgs: Object.fromEntries(
+      Object.entries(BUNDLE_ALIASES).map(([name, target]) => [`${ALIAS_ARG}${name}`, target]),
+    ),
     // Error classes are logged and matched by name; minified names would make logs unreadable.
     keepNames: true,
     commandHooks: {
@@ -132,8 +148,19 @@ export function esbuildBuildOptions(bundling: BundlingOptions, entry: string, ou
     keepNames: bundling.keepNames ?? false,
     ...(bundling.mainFields === undefined ? {} : { mainFields: [...bundling.mainFields] }),
     ...(bundling.define === undefined ? {} : { define: { ...bundling.define } }),
+    ...aliasesOf(bundling),
     logLevel: 'warning',
   };
+}
+
+/** The `--alias:` arguments of `bundling.esbuildArgs` as esbuild's `alias` option. */
+function aliasesOf(bundling: BundlingOptions): Pick<BuildOptions, 'alias'> {
+  const alias = Object.fromEntries(
+    Object.entries(bundling.esbuildArgs ?? {})
+      .filter(([arg, target]) => arg.startsWith(ALIAS_ARG) && typeof target === 'string')
+      .map(([arg, target]) => [arg.slice(ALIAS_ARG.length), String(target)]),
+  );
+  return Object.keys(alias).length === 0 ? {} : { alias };
 }
 
 /** Memory and timeout of one function. */

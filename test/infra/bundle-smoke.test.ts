@@ -150,13 +150,17 @@ else Promise.resolve()
   .then((resolved) => print({ resolved }), (error) => print({ rejected: { name: error.name, message: error.message } }));
 `;
 
-async function invokeBundle(dir: string, event: unknown): Promise<Outcome> {
+async function invokeBundle(
+  dir: string,
+  event: unknown,
+  env: Readonly<Record<string, string>> = {},
+): Promise<Outcome> {
   const { stdout } = await run(
     process.execPath,
     ['-e', RUNNER, join(dir, 'index.js'), JSON.stringify(event)],
     {
       cwd: dir,
-      env: LAMBDA_ENVIRONMENT,
+      env: { ...LAMBDA_ENVIRONMENT, ...env },
     },
   );
   const line = stdout.split('\n').find((text) => text.startsWith('@@OUTCOME@@'));
@@ -252,6 +256,7 @@ async function invokeSource(fn: DocRelayFunctionName, event: unknown): Promise<O
 describe('bundled Lambda artifacts', () => {
   const work = mkdtempSync(join(tmpdir(), 'docrelay-bundles-'));
   const dirs = new Map<DocRelayFunctionName, string>();
+  const inputs = new Map<DocRelayFunctionName, string[]>();
 
   beforeAll(async () => {
     // The validated config as the construct writes it, and the construct's bundling options for it.
@@ -262,7 +267,11 @@ describe('bundled Lambda artifacts', () => {
       FUNCTION_NAMES.map(async (name) => {
         const dir = join(work, name);
         mkdirSync(dir);
-        await build(esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')));
+        const { metafile } = await build({
+          ...esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')),
+          metafile: true,
+        });
+        inputs.set(name, Object.keys(metafile.inputs));
         for (const command of bundling.commandHooks?.afterBundling(join(work, 'input'), dir) ?? []) {
           execSync(command, { stdio: 'pipe' });
         }
@@ -284,6 +293,32 @@ describe('bundled Lambda artifacts', () => {
     ]);
     expect(bundled).toEqual(source);
   });
+
+  test.each(FUNCTION_NAMES)(
+    '%s bundles the environment credential provider alone, not the default chain and its SSO/STS clients',
+    (name) => {
+      const providers = (inputs.get(name) ?? [])
+        .map(
+          (input) =>
+            /node_modules\/(@aws-sdk\/(?:credential-provider-[^/]+|nested-clients|token-providers))\//.exec(
+              input,
+            )?.[1],
+        )
+        .filter((found) => found !== undefined);
+      expect([...new Set(providers)]).toEqual(['@aws-sdk/credential-provider-env']);
+    },
+  );
+
+  test.each(CASES)(
+    '$name, with DOCRELAY_TRACING=true (the Tracer required from the bundle)',
+    async ({ fn, event }) => {
+      const [traced, plain] = await Promise.all([
+        invokeBundle(dirs.get(fn)!, event, { [LAMBDA_ENV.tracing]: 'true' }),
+        invokeBundle(dirs.get(fn)!, event),
+      ]);
+      expect(traced).toEqual(plain);
+    },
+  );
 
   test('the answers are the expected ones', async () => {
     const outcomes = await Promise.all(CASES.map(({ fn, event }) => invokeBundle(dirs.get(fn)!, event)));
