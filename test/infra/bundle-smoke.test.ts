@@ -257,26 +257,38 @@ describe('bundled Lambda artifacts', () => {
   const work = mkdtempSync(join(tmpdir(), 'docrelay-bundles-'));
   const dirs = new Map<DocRelayFunctionName, string>();
   const inputs = new Map<DocRelayFunctionName, string[]>();
+  // The same functions built for a deployment with tracing on.
+  const tracedDirs = new Map<DocRelayFunctionName, string>();
+  const tracedInputs = new Map<DocRelayFunctionName, string[]>();
 
   beforeAll(async () => {
     // The validated config as the construct writes it, and the construct's bundling options for it.
     const configFile = join(work, 'config.json');
     writeFileSync(configFile, JSON.stringify(loadConfigFileSync(FIXTURE_CONFIG).config));
-    const bundling = docrelayBundling(configFile);
+    const variants = [
+      { suffix: '', bundling: docrelayBundling(configFile), into: [dirs, inputs] },
+      {
+        suffix: '-traced',
+        bundling: docrelayBundling(configFile, { tracing: true }),
+        into: [tracedDirs, tracedInputs],
+      },
+    ] as const;
     await Promise.all(
-      FUNCTION_NAMES.map(async (name) => {
-        const dir = join(work, name);
-        mkdirSync(dir);
-        const { metafile } = await build({
-          ...esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')),
-          metafile: true,
-        });
-        inputs.set(name, Object.keys(metafile.inputs));
-        for (const command of bundling.commandHooks?.afterBundling(join(work, 'input'), dir) ?? []) {
-          execSync(command, { stdio: 'pipe' });
-        }
-        dirs.set(name, dir);
-      }),
+      variants.flatMap(({ suffix, bundling, into: [dirsOf, inputsOf] }) =>
+        FUNCTION_NAMES.map(async (name) => {
+          const dir = join(work, `${name}${suffix}`);
+          mkdirSync(dir);
+          const { metafile } = await build({
+            ...esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')),
+            metafile: true,
+          });
+          inputsOf.set(name, Object.keys(metafile.inputs));
+          for (const command of bundling.commandHooks?.afterBundling(join(work, 'input'), dir) ?? []) {
+            execSync(command, { stdio: 'pipe' });
+          }
+          dirsOf.set(name, dir);
+        }),
+      ),
     );
   }, 60_000);
 
@@ -309,11 +321,17 @@ describe('bundled Lambda artifacts', () => {
     },
   );
 
+  test.each(FUNCTION_NAMES)('%s carries the X-Ray SDK only when built with tracing', (name) => {
+    const xray = (files: string[] | undefined) =>
+      (files ?? []).some((input) => input.includes('node_modules/aws-xray-sdk-core/'));
+    expect([xray(inputs.get(name)), xray(tracedInputs.get(name))]).toEqual([false, true]);
+  });
+
   test.each(CASES)(
-    '$name, with DOCRELAY_TRACING=true (the Tracer required from the bundle)',
+    '$name, built with tracing and DOCRELAY_TRACING=true (the Tracer loaded)',
     async ({ fn, event }) => {
       const [traced, plain] = await Promise.all([
-        invokeBundle(dirs.get(fn)!, event, { [LAMBDA_ENV.tracing]: 'true' }),
+        invokeBundle(tracedDirs.get(fn)!, event, { [LAMBDA_ENV.tracing]: 'true' }),
         invokeBundle(dirs.get(fn)!, event),
       ]);
       expect(traced).toEqual(plain);
