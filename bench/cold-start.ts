@@ -3,6 +3,7 @@
  * platform node, everything bundled, the AWS SDK included; target node20 here so this Node can load it),
  * its size, and the time a fresh `node` process takes to load it (the handler module builds its runtime at
  * load: that is the cold start's init) against an empty bundle. Also which packages make up the bytes.
+ * The bundles are those of a deployment without tracing (the construct's default: no X-Ray SDK bundled).
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';

@@ -26,21 +26,30 @@ export interface DocRelayAppOptions {
   readonly stackName?: string;
   /** Create the config's secrets with placeholders instead of importing them. @default false */
   readonly createSecrets?: boolean;
+  /** X-Ray active tracing of the functions (DocRelayProps.tracing). @default false */
+  readonly tracing?: boolean;
   /** Base directory of `configPath`. @default process.cwd() */
   readonly cwd?: string;
 }
 
-/** Reads the app options from the app's context (`-c config=… -c stackName=… -c createSecrets=true`). */
+/**
+ * Reads the app options from the app's context
+ * (`-c config=… -c stackName=… -c createSecrets=true -c tracing=true`).
+ */
 export function appOptionsFromContext(app: App): DocRelayAppOptions {
   const text = (key: string): string | undefined => {
     const value: unknown = app.node.tryGetContext(key);
     return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
   };
-  const createSecrets: unknown = app.node.tryGetContext('createSecrets');
+  const flag = (key: string): boolean => {
+    const value: unknown = app.node.tryGetContext(key);
+    return value === true || value === 'true';
+  };
   return {
     configPath: text('config') ?? DEFAULT_CONFIG_PATH,
     stackName: text('stackName') ?? DEFAULT_STACK_NAME,
-    createSecrets: createSecrets === true || createSecrets === 'true',
+    createSecrets: flag('createSecrets'),
+    tracing: flag('tracing'),
   };
 }
 
@@ -55,6 +64,7 @@ export function addDocRelayStack(app: App, options: DocRelayAppOptions = {}): Do
       config: loaded.config,
       configSource: configPath,
       createSecrets: options.createSecrets ?? false,
+      tracing: options.tracing ?? false,
     },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -1,6 +1,6 @@
 /**
  * The one base of every docrelay Lambda function, so no function drifts: arm64, the newest Node.js runtime of
- * the pinned CDK, X-Ray tracing, a log group with a retention, an own role (no AWS managed policy), and the
+ * the pinned CDK, X-Ray tracing when asked for, a log group with a retention, an own role (no AWS managed policy), and the
  * same esbuild bundling (local, no Docker; minified with source maps; AWS SDK v3 bundled and tree-shaken)
  * with the validated configuration copied into the asset beside the code.
  */
@@ -80,13 +80,37 @@ export type DocRelayFunctionName = (typeof FUNCTION_NAMES)[number];
 export const functionEntry = (name: DocRelayFunctionName): string =>
   join(PROJECT_ROOT, 'functions', 'handlers', name, 'handler.ts');
 
+/**
+ * esbuild aliases of a function's bundle. The SDK clients' runtime config imports the default credential
+ * chain even when given credentials; in Lambda only its first link, the environment, ever answers, so the
+ * bundle gets that link alone (functions/adapters/lambda-credentials.ts) instead of the SSO, STS, login and
+ * IMDS providers and their nested clients (~95 KB per bundle). The SDK offers no variant without the chain;
+ * its maintainers suggest replacing it at bundling (aws/aws-sdk-js-v3#6087). Without tracing, the X-Ray SDK
+ * is replaced by a stand-in that throws (functions/commons/no-xray.ts): the handlers never load the Tracer
+ * then, and the bundle is ~115 KB smaller.
+ */
+export function bundleAliases(options: { readonly tracing?: boolean } = {}): Record<string, string> {
+  return {
+    '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'functions', 'adapters', 'lambda-credentials.ts'),
+    ...(options.tracing === true
+      ? {}
+      : { 'aws-xray-sdk-core': join(PROJECT_ROOT, 'functions', 'commons', 'no-xray.ts') }),
+  };
+}
+
+const ALIAS_ARG = '--alias:';
+
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The bundling options of every function. `configFile` is the validated configuration as JSON, copied into
  * the asset after bundling: it can be larger than Lambda's 4 KB environment, and it changes the asset hash.
+ * `tracing` must match the function's (the X-Ray SDK is bundled only with it).
  */
-export function docrelayBundling(configFile: string): BundlingOptions {
+export function docrelayBundling(
+  configFile: string,
+  options: { readonly tracing?: boolean } = {},
+): BundlingOptions {
   return {
     // Docker is not needed (nor available on many CI runners): esbuild from node_modules bundles locally.
     forceDockerBundling: false,
@@ -101,6 +125,9 @@ export function docrelayBundling(configFile: string): BundlingOptions {
     externalModules: [],
     bundleAwsSDK: true,
     mainFields: ['module', 'main'],
+    esbuildArgs: Object.fromEntries(
+      Object.entries(bundleAliases(options)).map(([name, target]) => [`${ALIAS_ARG}${name}`, target]),
+    ),
     // Error classes are logged and matched by name; minified names would make logs unreadable.
     keepNames: true,
     commandHooks: {
@@ -132,8 +159,19 @@ export function esbuildBuildOptions(bundling: BundlingOptions, entry: string, ou
     keepNames: bundling.keepNames ?? false,
     ...(bundling.mainFields === undefined ? {} : { mainFields: [...bundling.mainFields] }),
     ...(bundling.define === undefined ? {} : { define: { ...bundling.define } }),
+    ...aliasesOf(bundling),
     logLevel: 'warning',
   };
+}
+
+/** The `--alias:` arguments of `bundling.esbuildArgs` as esbuild's `alias` option. */
+function aliasesOf(bundling: BundlingOptions): Pick<BuildOptions, 'alias'> {
+  const alias = Object.fromEntries(
+    Object.entries(bundling.esbuildArgs ?? {})
+      .filter(([arg, target]) => arg.startsWith(ALIAS_ARG) && typeof target === 'string')
+      .map(([arg, target]) => [arg.slice(ALIAS_ARG.length), String(target)]),
+  );
+  return Object.keys(alias).length === 0 ? {} : { alias };
 }
 
 /** Memory and timeout of one function. */
@@ -176,6 +214,13 @@ export interface DocRelayFunctionProps extends FunctionSizing {
   readonly serviceName?: string;
   /** Powertools log level. @default 'INFO' */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * X-Ray active tracing: the function's role may write traces and the handler loads the Powertools Tracer
+   * (a handler segment per invocation, the AWS SDK and HTTP calls as subsegments). Off, the Tracer and
+   * aws-xray-sdk-core are not loaded: their async hooks slow every promise and the cold start.
+   * @default false
+   */
+  readonly tracing?: boolean;
   /** One-line description shown in the console. */
   readonly description: string;
   /**
@@ -230,12 +275,13 @@ export class DocRelayFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
-      tracing: Tracing.ACTIVE,
+      // DISABLED sets no tracing config and, unlike PASS_THROUGH, grants no X-Ray actions.
+      tracing: props.tracing === true ? Tracing.ACTIVE : Tracing.DISABLED,
       role,
       logGroup,
       projectRoot,
       depsLockFilePath: lockFile,
-      bundling: docrelayBundling(props.configFile),
+      bundling: docrelayBundling(props.configFile, { tracing: props.tracing === true }),
       environment: {
         ...props.environment,
         [LAMBDA_ENV.configPath]: BUNDLED_CONFIG_FILE,
@@ -243,6 +289,7 @@ export class DocRelayFunction extends NodejsFunction {
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? `docrelay-${props.name}`,
         POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'docrelay',
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        [LAMBDA_ENV.tracing]: String(props.tracing === true),
       },
     });
     this.functionLogGroup = logGroup;

@@ -142,6 +142,13 @@ export interface DocRelayProps {
   readonly logRetention?: RetentionDays;
   /** Powertools log level of every function. @default 'INFO' */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * X-Ray active tracing of every function: traces of each invocation with its AWS SDK and service calls
+   * (X-Ray bills per trace), and the X-Ray write actions on each role. Off, the functions do not load the
+   * X-Ray SDK at all, which shortens every cold start (docs/deploy.md, "Tracing").
+   * @default false
+   */
+  readonly tracing?: boolean;
   /** How often the reconciler re-sends stranded jobs. @default Duration.minutes(5) */
   readonly reconcileEvery?: Duration;
   /**

@@ -274,6 +274,7 @@ export class DocRelay extends Construct {
       logRemovalPolicy: settings.removalPolicy,
       identity: this.identity,
       ...(props.logLevel === undefined ? {} : { logLevel: props.logLevel }),
+      tracing: props.tracing ?? false,
     };
   }
 

@@ -63,6 +63,8 @@ export interface LambdaSettings {
   readonly metricsNamespace?: string;
   /** This function's service name in logs, metrics and traces. */
   readonly serviceName?: string;
+  /** X-Ray tracing is on (the construct's `tracing`): the handler loads the Tracer. */
+  readonly tracing: boolean;
 }
 
 /** Reads a Lambda function's settings; a missing one is a deployment error named in the message. */
@@ -92,5 +94,6 @@ export function readLambdaSettings(env: Env = process.env): LambdaSettings {
     leaseSeconds: positive('leaseSeconds', 900),
     metricsNamespace: optional('metricsNamespace'),
     serviceName: optional('serviceName'),
+    tracing: optional('tracing') === 'true',
   };
 }

@@ -1,7 +1,9 @@
-/** Powertools Logger, Metrics and Tracer for one function, created once per container. */
+/** Powertools Logger, Metrics and (when tracing is on) Tracer for one function, created once per container. */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { MiddlewareObj } from '@middy/core';
 
 /** Namespace of docrelay's CloudWatch metrics when the deployment names none (the local stack, tests). */
 export const METRICS_NAMESPACE = 'docrelay';
@@ -10,21 +12,38 @@ export const METRICS_NAMESPACE = 'docrelay';
 export interface Observability {
   readonly logger: Logger;
   readonly metrics: Metrics;
-  readonly tracer: Tracer;
+  /** Present only when tracing is on. */
+  readonly tracer?: Tracer;
 }
 
 /** Log levels Powertools' Logger takes. */
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+
+/** Options of `createObservability`. */
+export interface ObservabilityOptions {
+  readonly logLevel?: LogLevel;
+  readonly metricsNamespace?: string;
+  readonly serviceName?: string;
+  /** Load the X-Ray Tracer (the construct's `tracing`). @default false */
+  readonly tracing?: boolean;
+}
+
+/**
+ * The Powertools Tracer, required only when tracing is on. It loads aws-xray-sdk-core, whose cls-hooked
+ * async hooks slow every promise of the process even with tracing disabled, and ~25 ms of module init:
+ * `require()` keeps ./tracer bundled but unevaluated until asked for, where an `import` would run it at load.
+ */
+function loadTracer(serviceName: string): Tracer {
+  const { createTracer } = require('./tracer') as typeof import('./tracer');
+  return createTracer(serviceName);
+}
 
 /**
  * Creates the tools for a function (`ingest`, `worker`, …). The log level is Powertools' own setting
  * (`POWERTOOLS_LOG_LEVEL`) unless given; the local stack gives one. On AWS the deployment's metric namespace
  * and service name come from the Lambda settings (the construct sets them per deployment).
  */
-export function createObservability(
-  functionName: string,
-  options: { logLevel?: LogLevel; metricsNamespace?: string; serviceName?: string } = {},
-): Observability {
+export function createObservability(functionName: string, options: ObservabilityOptions = {}): Observability {
   const serviceName = options.serviceName ?? `docrelay-${functionName}`;
   return {
     logger: new Logger({
@@ -32,15 +51,26 @@ export function createObservability(
       ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
     }),
     metrics: new Metrics({ namespace: options.metricsNamespace ?? METRICS_NAMESPACE, serviceName }),
-    tracer: new Tracer({ serviceName }),
+    ...(options.tracing === true ? { tracer: loadTracer(serviceName) } : {}),
   };
 }
 
-/** The observability options a Lambda's settings carry (its deployment's metric namespace, its service). */
+/** The observability options a Lambda's settings carry (its deployment's metric namespace, service, tracing). */
 export const observed = (settings: {
   readonly metricsNamespace?: string;
   readonly serviceName?: string;
-}): { metricsNamespace?: string; serviceName?: string } => ({
+  readonly tracing?: boolean;
+}): ObservabilityOptions => ({
   ...(settings.metricsNamespace === undefined ? {} : { metricsNamespace: settings.metricsNamespace }),
   ...(settings.serviceName === undefined ? {} : { serviceName: settings.serviceName }),
+  ...(settings.tracing === true ? { tracing: true } : {}),
 });
+
+/**
+ * The handler segment's middleware when tracing is on (none otherwise), for `middy(...).use(...)`. The
+ * response is not recorded: it can hold a job's data.
+ */
+export function traced(observability: Observability): MiddlewareObj[] {
+  const { tracer } = observability;
+  return tracer === undefined ? [] : [captureLambdaHandler(tracer, { captureResponse: false })];
+}

@@ -13,6 +13,8 @@ export const LAMBDA_ENV = {
   sealingSecretName: 'DOCRELAY_SEALING_SECRET',
   maxReceiveCount: 'DOCRELAY_MAX_RECEIVE_COUNT',
   leaseSeconds: 'DOCRELAY_LEASE_SECONDS',
+  /** `true` when the construct turned X-Ray tracing on; anything else leaves the Tracer unloaded. */
+  tracing: 'DOCRELAY_TRACING',
   /** Powertools' own settings: the deployment's metric namespace and this function's service name. */
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
   serviceName: 'POWERTOOLS_SERVICE_NAME',

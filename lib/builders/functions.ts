@@ -59,6 +59,8 @@ export interface FunctionWiring {
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy?: RemovalPolicy;
   readonly logLevel?: DocRelayFunctionProps['logLevel'];
+  /** X-Ray active tracing of every function. */
+  readonly tracing: boolean;
   /** Metric namespace and service names of this deployment. */
   readonly identity: DeploymentIdentity;
 }
@@ -80,7 +82,7 @@ const INGEST_TABLE_ACTIONS = [
 /** A function's settings with its memory and timeout filled. */
 export type FunctionOptions = DocRelayFunctionOptions & Required<FunctionSizing>;
 
-/** A docrelay function on the shared base, with the X-Ray wildcard acknowledged on its role. */
+/** A docrelay function on the shared base; with tracing, the X-Ray wildcard acknowledged on its role. */
 function newFunction(
   wiring: FunctionWiring,
   id: string,
@@ -101,6 +103,7 @@ function newFunction(
     logRetention: wiring.logRetention,
     ...(wiring.logRemovalPolicy === undefined ? {} : { logRemovalPolicy: wiring.logRemovalPolicy }),
     ...(wiring.logLevel === undefined ? {} : { logLevel: wiring.logLevel }),
+    tracing: wiring.tracing,
     functionProps: {
       ...(size.vpc === undefined ? {} : { vpc: size.vpc }),
       ...(size.vpcSubnets === undefined ? {} : { vpcSubnets: size.vpcSubnets }),
@@ -111,11 +114,13 @@ function newFunction(
       ...functionProps,
     },
   });
-  acknowledge(
-    fn.executionRole,
-    'AwsSolutions-IAM5[Resource::*]',
-    'Only the X-Ray statement (PutTraceSegments, PutTelemetryRecords) has Resource "*": X-Ray supports no resource-level permissions.',
-  );
+  if (wiring.tracing) {
+    acknowledge(
+      fn.executionRole,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Only the X-Ray statement (PutTraceSegments, PutTelemetryRecords) has Resource "*": X-Ray supports no resource-level permissions.',
+    );
+  }
   return fn;
 }
 

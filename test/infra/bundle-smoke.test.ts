@@ -150,13 +150,17 @@ else Promise.resolve()
   .then((resolved) => print({ resolved }), (error) => print({ rejected: { name: error.name, message: error.message } }));
 `;
 
-async function invokeBundle(dir: string, event: unknown): Promise<Outcome> {
+async function invokeBundle(
+  dir: string,
+  event: unknown,
+  env: Readonly<Record<string, string>> = {},
+): Promise<Outcome> {
   const { stdout } = await run(
     process.execPath,
     ['-e', RUNNER, join(dir, 'index.js'), JSON.stringify(event)],
     {
       cwd: dir,
-      env: LAMBDA_ENVIRONMENT,
+      env: { ...LAMBDA_ENVIRONMENT, ...env },
     },
   );
   const line = stdout.split('\n').find((text) => text.startsWith('@@OUTCOME@@'));
@@ -252,22 +256,39 @@ async function invokeSource(fn: DocRelayFunctionName, event: unknown): Promise<O
 describe('bundled Lambda artifacts', () => {
   const work = mkdtempSync(join(tmpdir(), 'docrelay-bundles-'));
   const dirs = new Map<DocRelayFunctionName, string>();
+  const inputs = new Map<DocRelayFunctionName, string[]>();
+  // The same functions built for a deployment with tracing on.
+  const tracedDirs = new Map<DocRelayFunctionName, string>();
+  const tracedInputs = new Map<DocRelayFunctionName, string[]>();
 
   beforeAll(async () => {
     // The validated config as the construct writes it, and the construct's bundling options for it.
     const configFile = join(work, 'config.json');
     writeFileSync(configFile, JSON.stringify(loadConfigFileSync(FIXTURE_CONFIG).config));
-    const bundling = docrelayBundling(configFile);
+    const variants = [
+      { suffix: '', bundling: docrelayBundling(configFile), into: [dirs, inputs] },
+      {
+        suffix: '-traced',
+        bundling: docrelayBundling(configFile, { tracing: true }),
+        into: [tracedDirs, tracedInputs],
+      },
+    ] as const;
     await Promise.all(
-      FUNCTION_NAMES.map(async (name) => {
-        const dir = join(work, name);
-        mkdirSync(dir);
-        await build(esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')));
-        for (const command of bundling.commandHooks?.afterBundling(join(work, 'input'), dir) ?? []) {
-          execSync(command, { stdio: 'pipe' });
-        }
-        dirs.set(name, dir);
-      }),
+      variants.flatMap(({ suffix, bundling, into: [dirsOf, inputsOf] }) =>
+        FUNCTION_NAMES.map(async (name) => {
+          const dir = join(work, `${name}${suffix}`);
+          mkdirSync(dir);
+          const { metafile } = await build({
+            ...esbuildBuildOptions(bundling, functionEntry(name), join(dir, 'index.js')),
+            metafile: true,
+          });
+          inputsOf.set(name, Object.keys(metafile.inputs));
+          for (const command of bundling.commandHooks?.afterBundling(join(work, 'input'), dir) ?? []) {
+            execSync(command, { stdio: 'pipe' });
+          }
+          dirsOf.set(name, dir);
+        }),
+      ),
     );
   }, 60_000);
 
@@ -284,6 +305,38 @@ describe('bundled Lambda artifacts', () => {
     ]);
     expect(bundled).toEqual(source);
   });
+
+  test.each(FUNCTION_NAMES)(
+    '%s bundles the environment credential provider alone, not the default chain and its SSO/STS clients',
+    (name) => {
+      const providers = (inputs.get(name) ?? [])
+        .map(
+          (input) =>
+            /node_modules\/(@aws-sdk\/(?:credential-provider-[^/]+|nested-clients|token-providers))\//.exec(
+              input,
+            )?.[1],
+        )
+        .filter((found) => found !== undefined);
+      expect([...new Set(providers)]).toEqual(['@aws-sdk/credential-provider-env']);
+    },
+  );
+
+  test.each(FUNCTION_NAMES)('%s carries the X-Ray SDK only when built with tracing', (name) => {
+    const xray = (files: string[] | undefined) =>
+      (files ?? []).some((input) => input.includes('node_modules/aws-xray-sdk-core/'));
+    expect([xray(inputs.get(name)), xray(tracedInputs.get(name))]).toEqual([false, true]);
+  });
+
+  test.each(CASES)(
+    '$name, built with tracing and DOCRELAY_TRACING=true (the Tracer loaded)',
+    async ({ fn, event }) => {
+      const [traced, plain] = await Promise.all([
+        invokeBundle(tracedDirs.get(fn)!, event, { [LAMBDA_ENV.tracing]: 'true' }),
+        invokeBundle(dirs.get(fn)!, event),
+      ]);
+      expect(traced).toEqual(plain);
+    },
+  );
 
   test('the answers are the expected ones', async () => {
     const outcomes = await Promise.all(CASES.map(({ fn, event }) => invokeBundle(dirs.get(fn)!, event)));

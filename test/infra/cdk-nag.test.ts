@@ -66,6 +66,10 @@ describe('cdk-nag AwsSolutions', () => {
     ],
     ['a customer managed key and created secrets', () => new KeyedStack(testApp(), 'Keyed')],
     ['an own event bus', () => new OwnBusStack(testApp(), 'OwnBus')],
+    [
+      'X-Ray tracing on (its wildcard acknowledged only then)',
+      () => new DocRelayStack(testApp(), 'Traced', { docRelay: { config: fixtureConfig(), tracing: true } }),
+    ],
   ];
 
   test.each(variants)('%s has no unacknowledged finding', (_name, build) => {

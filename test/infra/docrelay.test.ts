@@ -70,22 +70,19 @@ describe('DocRelay with its defaults', () => {
   });
 
   describe('Lambda functions', () => {
-    test.each(Object.keys(functionsOf(relay)))(
-      '%s: arm64, Node.js 24, active tracing, own log group',
-      (name) => {
-        const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
-        const props = template.toJSON().Resources[id(fn)].Properties;
-        expect(props).toMatchObject({
-          Runtime: 'nodejs24.x',
-          Architectures: ['arm64'],
-          Handler: 'index.handler',
-          TracingConfig: { Mode: 'Active' },
-          LoggingConfig: { LogGroup: { Ref: id(fn.functionLogGroup) } },
-          Role: { 'Fn::GetAtt': [id(fn.executionRole), 'Arn'] },
-        });
-        expect(props.FunctionName).toBeUndefined();
-      },
-    );
+    test.each(Object.keys(functionsOf(relay)))('%s: arm64, Node.js 24, no tracing, own log group', (name) => {
+      const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
+      const props = template.toJSON().Resources[id(fn)].Properties;
+      expect(props).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        LoggingConfig: { LogGroup: { Ref: id(fn.functionLogGroup) } },
+        Role: { 'Fn::GetAtt': [id(fn.executionRole), 'Arn'] },
+      });
+      expect(props.FunctionName).toBeUndefined();
+      expect(props.TracingConfig).toBeUndefined();
+    });
 
     test.each(Object.keys(functionsOf(relay)))(
       '%s: environment names the resources, source maps and Powertools',
@@ -105,6 +102,7 @@ describe('DocRelay with its defaults', () => {
           POWERTOOLS_SERVICE_NAME: `Test-${name}`,
           POWERTOOLS_METRICS_NAMESPACE: 'docrelay/Test',
           POWERTOOLS_LOG_LEVEL: 'INFO',
+          [LAMBDA_ENV.tracing]: 'false',
         });
       },
     );
@@ -403,7 +401,6 @@ describe('DocRelay with its defaults', () => {
 
   describe('IAM least privilege', () => {
     const logs = ['logs:CreateLogStream', 'logs:PutLogEvents'];
-    const xray = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
     const expected: Record<string, string[]> = {
       ingest: [
         'dynamodb:BatchGetItem',
@@ -453,9 +450,7 @@ describe('DocRelay with its defaults', () => {
 
     test.each(Object.keys(expected))('%s is allowed exactly the actions it uses', (name) => {
       const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
-      expect(roleActions(template, id(fn.executionRole))).toEqual(
-        [...logs, ...xray, ...expected[name]!].sort(),
-      );
+      expect(roleActions(template, id(fn.executionRole))).toEqual([...logs, ...expected[name]!].sort());
     });
 
     test('no role has a managed policy or a wildcard action', () => {
@@ -792,4 +787,30 @@ describe('DocRelay with props', () => {
       LoggingConfiguration: Match.objectLike({ LogFilePrefix: 'logs/' }),
     });
   });
+});
+
+describe('DocRelay with tracing', () => {
+  const { stack, template } = synthStack({ tracing: true });
+  const relay = stack.docRelay;
+  const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(stack, construct);
+  const plain = synthStack();
+
+  test.each(Object.keys(functionsOf(relay)))(
+    '%s: active tracing, the handler told to load the Tracer, and the X-Ray write actions on its role',
+    (name) => {
+      const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
+      const props = template.toJSON().Resources[id(fn)].Properties;
+      expect(props.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(props.Environment.Variables[LAMBDA_ENV.tracing]).toBe('true');
+
+      const untraced = functionsOf(plain.stack.docRelay)[name as keyof ReturnType<typeof functionsOf>];
+      expect(roleActions(template, id(fn.executionRole))).toEqual(
+        [
+          ...roleActions(plain.template, logicalId(plain.stack, untraced.executionRole)),
+          'xray:PutTelemetryRecords',
+          'xray:PutTraceSegments',
+        ].sort(),
+      );
+    },
+  );
 });

@@ -6,10 +6,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
-import type { Observability } from '../../commons/observability';
+import { type Observability, traced } from '../../commons/observability';
 import { type AcceptedDelivery, acceptEvent, type IngestDeps } from '../../core/accept-delivery';
 import { recordAccepted } from '../record-accepted';
 
@@ -24,7 +23,7 @@ export type EventDelivery = z.infer<typeof eventDeliverySchema>;
 
 /** Builds the event ingest handler. Throws (so EventBridge retries) on a failure. */
 export function makeEventIngestHandler(deps: IngestDeps, observability: Observability) {
-  const { logger, metrics, tracer } = observability;
+  const { logger, metrics } = observability;
   const handle = async (input: unknown): Promise<AcceptedDelivery['body']> => {
     const { integrationId, event } = eventDeliverySchema.parse(input);
     const accepted = await acceptEvent(deps, integrationId, event as Record<string, unknown>);
@@ -32,7 +31,7 @@ export function makeEventIngestHandler(deps: IngestDeps, observability: Observab
     return accepted.body;
   };
   return middy(handle)
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(traced(observability))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics));
 }

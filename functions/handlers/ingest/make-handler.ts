@@ -4,10 +4,9 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Observability } from '../../commons/observability';
+import { type Observability, traced } from '../../commons/observability';
 import { acceptWebhook, answerHandshake, type IngestDeps, webhookMethods } from '../../core/accept-delivery';
 import { readApiRequest } from '../../http/api-event';
 import { jsonResponse, ProblemError } from '../../http/problem';
@@ -21,7 +20,7 @@ const integrationOf = (event: unknown): Record<string, unknown> => {
 
 /** Builds the ingest handler (the Lambda entry and the local stack call this alike). */
 export function makeIngestHandler(deps: IngestDeps, observability: Observability) {
-  const { logger, metrics, tracer } = observability;
+  const { logger, metrics } = observability;
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const request = readApiRequest(event);
     const integrationId = request.pathParameters.integrationId ?? '';
@@ -55,7 +54,7 @@ export function makeIngestHandler(deps: IngestDeps, observability: Observability
     return jsonResponse(accepted.status, accepted.body);
   };
   return middy(handle)
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(traced(observability))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics))
     .use(

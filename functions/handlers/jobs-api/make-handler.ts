@@ -4,10 +4,9 @@
  * time) and `GET /v1/deliveries/{deliveryId}` (a delivery and its jobs).
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Observability } from '../../commons/observability';
+import { type Observability, traced } from '../../commons/observability';
 import type { JobRecord, JobStatus } from '../../core/job';
 import { type JobView, toJobView } from '../../core/job-view';
 import { readApiRequest } from '../../http/api-event';
@@ -110,7 +109,7 @@ export function parseJobListQuery(query: Readonly<Record<string, string>>): JobL
 
 /** Builds the jobs API handler. */
 export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observability) {
-  const { logger, tracer } = observability;
+  const { logger } = observability;
   const view = (job: JobRecord): Promise<JobView> =>
     toJobView(job, (bucket, key) => deps.store.presign(bucket, key, PRESIGN_SECONDS));
 
@@ -166,7 +165,7 @@ export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observabili
     return listJobs(request.query);
   };
   return middy(handle)
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(traced(observability))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(
       problemErrors(observability, {

@@ -8,12 +8,11 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeJobMessage, InvalidJobMessageError } from '../../adapters/sqs/job-message';
 import { DocrelayError } from '../../commons/errors';
-import type { Observability } from '../../commons/observability';
+import { type Observability, traced } from '../../commons/observability';
 import { type JobOutcome, processJob, type WorkerDeps } from '../../core/process-job';
 import type { DeadLetterQueue, JobQueue } from '../../ports/job-queue';
 
@@ -36,7 +35,7 @@ export class RetryLaterError extends DocrelayError {
 
 /** Builds the worker handler (the Lambda entry and the local stack's poller call this alike). */
 export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observability) {
-  const { logger, metrics, tracer } = observability;
+  const { logger, metrics } = observability;
   const worker: WorkerDeps = { ...deps.worker, log: logger };
   const processor = new BatchProcessor(EventType.SQS);
 
@@ -110,7 +109,7 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
     });
 
   return middy(handle)
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(traced(observability))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics));
 }

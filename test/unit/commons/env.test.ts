@@ -66,6 +66,7 @@ describe('readLambdaSettings', () => {
       leaseSeconds: 900,
       metricsNamespace: undefined,
       serviceName: undefined,
+      tracing: false,
     });
   });
 
@@ -80,6 +81,7 @@ describe('readLambdaSettings', () => {
         [LAMBDA_ENV.leaseSeconds]: '120',
         [LAMBDA_ENV.metricsNamespace]: 'docrelay-prod',
         [LAMBDA_ENV.serviceName]: 'docrelay-worker',
+        [LAMBDA_ENV.tracing]: 'true',
       }),
     ).toMatchObject({
       configPath: '/opt/config.json',
@@ -89,7 +91,14 @@ describe('readLambdaSettings', () => {
       leaseSeconds: 120,
       metricsNamespace: 'docrelay-prod',
       serviceName: 'docrelay-worker',
+      tracing: true,
     });
+  });
+
+  it('leaves tracing off unless the construct turned it on', () => {
+    for (const value of [undefined, '', 'false', 'TRUE', '1']) {
+      expect(readLambdaSettings({ ...required, [LAMBDA_ENV.tracing]: value }).tracing).toBe(false);
+    }
   });
 
   it('names a missing required variable (a deployment error)', () => {
