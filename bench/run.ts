@@ -7,7 +7,7 @@
  *   npm run bench -- --only copy,ingest
  *   npm run bench -- --no-write        print only (partial and quick runs print only, unless --write)
  *
- * Benchmarks: ingest, http, copy, cold-start, e2e, pipeline, profile (cost is computed from ingest
+ * Benchmarks: ingest, http, copy, cold-start, e2e, pipeline, worker, profile (cost is computed from ingest
  * and e2e).
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -30,12 +30,22 @@ import { runIngestHttp } from './ingest-http';
 import { runIngestOverhead } from './ingest-overhead';
 import { runPipeline } from './pipeline';
 import { type ResultRow, rowLine } from './results';
+import { runWorkerCpu } from './worker-cpu';
 
 const ROOT = resolve(__dirname, '..');
 const MiB = 1024 * 1024;
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ['ingest', 'http', 'copy', 'cold-start', 'e2e', 'pipeline', 'profile'] as const;
+export const BENCHMARKS = [
+  'ingest',
+  'http',
+  'copy',
+  'cold-start',
+  'e2e',
+  'pipeline',
+  'worker',
+  'profile',
+] as const;
 /** One of BENCHMARKS. */
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
@@ -135,6 +145,16 @@ export async function runBenchmarks(
   if (selected.has('pipeline')) {
     log('— local pipeline, 10 webhooks in flight (closed loop, its own process)');
     add((await runPipeline(q ? { webhooks: 20, warmup: 5 } : { webhooks: 300, warmup: 20 })).rows);
+  }
+  if (selected.has('worker')) {
+    log('— worker CPU per document (in process, AWS answered instantly, service and S3 faked on loopback)');
+    add(
+      await runWorkerCpu(
+        q
+          ? { rounds: 3, batchMs: 30, profileDocuments: 20 }
+          : { rounds: 11, batchMs: 300, profileDocuments: 300 },
+      ),
+    );
   }
   if (selected.has('profile')) {
     log('— CPU profile of one end-to-end run');
