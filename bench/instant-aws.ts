@@ -2,10 +2,13 @@
  * AWS SDK clients whose calls are answered at once, in process: the SDK still builds, serialises, signs and
  * parses every request (that is the handler's own work), only the network round trip is gone. Answers are
  * the smallest valid ones for the operations the ingest makes (DynamoDB PutItem/UpdateItem/GetItem, SQS
- * SendMessageBatch with the MD5s the SDK checks).
+ * SendMessageBatch with the MD5s the SDK checks) and the worker's (EventBridge PutEvents). With a `table`,
+ * DynamoDB PutItem keeps the item under its `pk` and GetItem answers it (no condition is checked, no update
+ * applied): the worker benchmark reads the records an ingest wrote.
  */
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
@@ -24,7 +27,9 @@ const jsonResponse = (body: unknown, contentType: string): { response: HttpRespo
 const bodyText = (request: HttpRequest): string => {
   const body: unknown = request.body;
   if (typeof body === 'string') return body;
-  if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  // A view over the same bytes: Buffer.from(body) would copy through the SDK's string adapter (and warn).
+  if (body instanceof Uint8Array)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   return '';
 };
 
@@ -58,14 +63,60 @@ function answerSqs(request: HttpRequest): { response: HttpResponse } {
   return jsonResponse({}, 'application/x-amz-json-1.0');
 }
 
-const answerDynamo = (): { response: HttpResponse } => jsonResponse({}, 'application/x-amz-json-1.0');
+/** Items by their `pk`, as DynamoDB's wire format (`{ pk: { S: ... }, ... }`). */
+export type InstantTable = Map<string, unknown>;
 
-/** A DynamoDB document client (as the runtime builds it) and an SQS client answered instantly. */
-export function instantAwsClients(): { dynamodb: DynamoDBDocumentClient; sqs: SQSClient; destroy(): void } {
+const pkOf = (value: unknown): string | undefined => {
+  const pk = typeof value === 'object' && value !== null && 'pk' in value ? value.pk : undefined;
+  return typeof pk === 'object' && pk !== null && 'S' in pk && typeof pk.S === 'string' ? pk.S : undefined;
+};
+
+function answerDynamo(request: HttpRequest, table: InstantTable | undefined): { response: HttpResponse } {
+  if (table === undefined) return jsonResponse({}, 'application/x-amz-json-1.0');
+  const target = request.headers['x-amz-target'] ?? '';
+  const parsed: unknown = JSON.parse(bodyText(request) || '{}');
+  if (target.endsWith('.PutItem') && typeof parsed === 'object' && parsed !== null && 'Item' in parsed) {
+    const pk = pkOf(parsed.Item);
+    if (pk !== undefined) table.set(pk, parsed.Item);
+  }
+  if (target.endsWith('.GetItem') && typeof parsed === 'object' && parsed !== null && 'Key' in parsed) {
+    const item = table.get(pkOf(parsed.Key) ?? '');
+    return jsonResponse(item === undefined ? {} : { Item: item }, 'application/x-amz-json-1.0');
+  }
+  return jsonResponse({}, 'application/x-amz-json-1.0');
+}
+
+function answerEventBridge(request: HttpRequest): { response: HttpResponse } {
+  const parsed: unknown = JSON.parse(bodyText(request) || '{}');
+  const entries =
+    typeof parsed === 'object' && parsed !== null && 'Entries' in parsed && Array.isArray(parsed.Entries)
+      ? parsed.Entries
+      : [];
+  return jsonResponse(
+    { FailedEntryCount: 0, Entries: entries.map((_entry: unknown, i: number) => ({ EventId: `e-${i}` })) },
+    'application/x-amz-json-1.1',
+  );
+}
+
+/** Options of `instantAwsClients`. */
+export interface InstantAwsOptions {
+  /** Keep PutItem's items and answer GetItem from them. @default none (every answer is empty) */
+  readonly table?: InstantTable;
+}
+
+/**
+ * A DynamoDB document client (as the runtime builds it), an SQS and an EventBridge client, answered instantly.
+ */
+export function instantAwsClients(options: InstantAwsOptions = {}): {
+  dynamodb: DynamoDBDocumentClient;
+  sqs: SQSClient;
+  eventBridge: EventBridgeClient;
+  destroy(): void;
+} {
   const ddb = new DynamoDBClient({
     region,
     credentials,
-    requestHandler: { handle: async () => answerDynamo() },
+    requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
   });
   const dynamodb = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
   const sqs = new SQSClient({
@@ -73,12 +124,19 @@ export function instantAwsClients(): { dynamodb: DynamoDBDocumentClient; sqs: SQ
     credentials,
     requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
   });
+  const eventBridge = new EventBridgeClient({
+    region,
+    credentials,
+    requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
+  });
   return {
     dynamodb,
     sqs,
+    eventBridge,
     destroy: () => {
       ddb.destroy();
       sqs.destroy();
+      eventBridge.destroy();
     },
   };
 }

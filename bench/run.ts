@@ -7,7 +7,8 @@
  *   npm run bench -- --only copy,ingest
  *   npm run bench -- --no-write        print only (partial and quick runs print only, unless --write)
  *
- * Benchmarks: ingest, http, copy, cold-start, e2e, profile (cost is computed from ingest and e2e).
+ * Benchmarks: ingest, http, copy, cold-start, e2e, pipeline, worker, profile (cost is computed from ingest
+ * and e2e).
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -27,13 +28,24 @@ import { type EndToEndRun, runEndToEnd } from './end-to-end';
 import { fmt } from './harness';
 import { runIngestHttp } from './ingest-http';
 import { runIngestOverhead } from './ingest-overhead';
+import { runPipeline } from './pipeline';
 import { type ResultRow, rowLine } from './results';
+import { runWorkerCpu } from './worker-cpu';
 
 const ROOT = resolve(__dirname, '..');
 const MiB = 1024 * 1024;
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ['ingest', 'http', 'copy', 'cold-start', 'e2e', 'profile'] as const;
+export const BENCHMARKS = [
+  'ingest',
+  'http',
+  'copy',
+  'cold-start',
+  'e2e',
+  'pipeline',
+  'worker',
+  'profile',
+] as const;
 /** One of BENCHMARKS. */
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
@@ -129,6 +141,20 @@ export async function runBenchmarks(
     );
     e2e = result.runs;
     add(result.rows);
+  }
+  if (selected.has('pipeline')) {
+    log('— local pipeline, 10 webhooks in flight (closed loop, its own process)');
+    add((await runPipeline(q ? { webhooks: 20, warmup: 5 } : { webhooks: 300, warmup: 20 })).rows);
+  }
+  if (selected.has('worker')) {
+    log('— worker CPU per document (in process, AWS answered instantly, service and S3 faked on loopback)');
+    add(
+      await runWorkerCpu(
+        q
+          ? { rounds: 3, batchMs: 30, profileDocuments: 20 }
+          : { rounds: 11, batchMs: 300, profileDocuments: 300 },
+      ),
+    );
   }
   if (selected.has('profile')) {
     log('— CPU profile of one end-to-end run');

@@ -47,7 +47,8 @@ export async function completeOutbox(
       newJobRecord(delivery.integration, delivery.deliveryId, delivery.receivedAt, nowMs, plan),
     ),
   );
-  const send = options.resendUntouched === false ? ensured.created : [...ensured.created, ...ensured.untouched];
+  const send =
+    options.resendUntouched === false ? ensured.created : [...ensured.created, ...ensured.untouched];
   if (send.length > 0) await deps.queue.send(send);
   await deps.jobs.markDeliveryEnqueued(
     delivery.integration,

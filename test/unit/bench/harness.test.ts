@@ -5,7 +5,7 @@
 
 import { costPer1000 } from '../../../bench/cost-model';
 import { summarizeProfile } from '../../../bench/cpu-profile';
-import { compare, perCall, quantile, summarize } from '../../../bench/harness';
+import { compare, perCall, perCallCpu, quantile, summarize } from '../../../bench/harness';
 import { runIngestOverhead } from '../../../bench/ingest-overhead';
 import { parseArgs, renderMarkdown } from '../../../bench/run';
 
@@ -37,6 +37,16 @@ describe('the harness', () => {
 
   it('measures an operation per call', async () => {
     const sample = await perCall(() => undefined, 10)();
+    expect(Number.isFinite(sample)).toBe(true);
+  });
+
+  it('measures the CPU time of an operation per call', async () => {
+    let calls = 0;
+    const sample = await perCallCpu(async () => {
+      calls += 1;
+    }, 10)();
+    expect(calls).toBe(10);
+    expect(sample).toBeGreaterThanOrEqual(0);
     expect(Number.isFinite(sample)).toBe(true);
   });
 });

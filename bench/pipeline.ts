@@ -1,0 +1,202 @@
+/**
+ * The local pipeline at 10 webhooks in flight (issue 17 item 5): signed Stripe `invoice.paid` webhooks (one
+ * document each, template 9001 "Invoice", one file) sent by a closed-loop client in its own process
+ * (bench/pipeline-client.ts) into the local stack as `npm start` runs it: the example config
+ * (config/docrelay.yaml), its worker concurrency (`service.maxConcurrency`, 4), the embedded emulators and
+ * the handlers in one process, log level SILENT with the console's line callback, as `docrelay dev`.
+ *
+ * Reported: documents/s (stored files, first send → last stored), ack latency (request → 202, at the
+ * client) and end-to-end latency (send → the job's `stored` write, `updatedAt`; same machine clock).
+ * A warm-up batch runs and is stored first. Completion is followed through the stack's own console lines
+ * (`job … stored`), so nothing polls the stack while it works; each job is read once afterwards.
+ *
+ * The comparison is n8n (webhook → HTTP create → HTTP download → S3 node, same emulator template and
+ * s3rver, 300 webhooks at concurrency 10), measured by hand on this machine on 2026-11-23 with the recipe in
+ * ../shared/peers/n8n/: quoted beside the row, never run here.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readLocalSettings } from '../functions/commons/env';
+import type { JobRecord } from '../functions/core/job';
+import { startLocalStack } from '../local/stack/local-stack';
+import { lastJsonLine, runTsChild } from './child';
+import { fmt, quantile } from './harness';
+import type { PipelineClientRequest, PipelineClientResult } from './pipeline-client';
+import type { ResultRow } from './results';
+
+const ROOT = resolve(__dirname, '..');
+const INTEGRATION = 'stripe-invoices';
+const SECRET_NAME = 'docrelay/stripe-webhook';
+
+/** n8n's figures, by hand (../shared/peers/n8n/results/side-by-side-2026-11-23.md): quoted, not measured. */
+export const N8N_REFERENCE = {
+  date: '2026-11-23',
+  version: 'n8n 1.123.81',
+  documentsPerSecond: { low: 7.7, high: 9.7, median: 9.16 },
+  ackMs: { p50: 1084, p99: 1693 },
+  endToEndMs: { p50: 1084, p99: 1693 },
+} as const;
+
+/** Options of the pipeline benchmark. */
+export interface PipelineOptions {
+  /** Webhooks measured. @default 300 */
+  readonly webhooks?: number;
+  /** Webhooks in flight. @default 10 */
+  readonly inFlight?: number;
+  /** Webhooks sent and stored before the measured run. @default 20 */
+  readonly warmup?: number;
+  /** Worker lanes. @default the config's service.maxConcurrency, as `npm start` */
+  readonly workerConcurrency?: number;
+  /** Bound on sending, and again on waiting for the jobs. @default 180_000 */
+  readonly timeoutMs?: number;
+}
+
+/** One measured run. */
+export interface PipelineRun {
+  readonly webhooks: number;
+  readonly inFlight: number;
+  readonly workerConcurrency: number;
+  readonly accepted: number;
+  readonly jobs: number;
+  readonly storedFiles: number;
+  readonly failedJobs: number;
+  readonly seconds: number;
+  readonly documentsPerSecond: number;
+  readonly ackP50Ms: number;
+  readonly ackP99Ms: number;
+  readonly endToEndP50Ms: number;
+  readonly endToEndP99Ms: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+/** Runs the pipeline benchmark once; three rows (documents/s, ack latency, end-to-end latency). */
+export async function runPipeline(
+  options: PipelineOptions = {},
+): Promise<{ rows: ResultRow[]; run: PipelineRun }> {
+  const webhooks = options.webhooks ?? 300;
+  const inFlight = options.inFlight ?? 10;
+  const timeoutMs = options.timeoutMs ?? 180_000;
+  const dataDir = await mkdtemp(join(tmpdir(), 'docrelay-bench-pipeline-'));
+  const settings = readLocalSettings({ DOCRELAY_DATA_DIR: dataDir, PORT: '0' }, ROOT);
+  // The stack's console lines (what `npm start` prints): a `job <id> stored: …` line per finished job.
+  const finished = new Map<string, 'stored' | 'failed'>();
+  const onLine = (text: string): void => {
+    const match = /^job (\S+) (stored|failed):/.exec(text);
+    if (match?.[1] !== undefined) finished.set(match[1], match[2] as 'stored' | 'failed');
+  };
+  const stack = await startLocalStack({
+    settings,
+    logLevel: 'SILENT',
+    onLine,
+    ...(options.workerConcurrency === undefined ? {} : { concurrency: options.workerConcurrency }),
+  });
+  const workerConcurrency = options.workerConcurrency ?? stack.config.config.service.maxConcurrency;
+  try {
+    const secrets = JSON.parse(await readFile(settings.secretsFile, 'utf8')) as Record<string, string>;
+    const send = async (count: number, tag: string): Promise<PipelineClientResult> => {
+      const request: PipelineClientRequest = {
+        url: `${stack.url}/v1/hooks/${INTEGRATION}`,
+        sampleFile: join(ROOT, 'config', 'samples', 'stripe-invoice-paid.json'),
+        secret: secrets[SECRET_NAME] ?? '',
+        webhooks: count,
+        concurrency: inFlight,
+        timeoutMs,
+        tag,
+      };
+      const out = await runTsChild('bench/pipeline-client.ts', [JSON.stringify(request)], {
+        timeoutMs: timeoutMs + 60_000,
+      });
+      return lastJsonLine(out) as PipelineClientResult;
+    };
+    const waitFor = async (jobIds: readonly string[]): Promise<void> => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const open = jobIds.filter((id) => !finished.has(id)).length;
+        if (open === 0) return;
+        if (Date.now() > deadline) throw new Error(`${open} of ${jobIds.length} jobs still open`);
+        await sleep(20);
+      }
+    };
+
+    const runTag = `${Date.now().toString(36)}`;
+    const warm = await send(options.warmup ?? 20, `${runTag}w`);
+    await waitFor(warm.sent.flatMap((hook) => hook.jobIds));
+
+    const measured = await send(webhooks, runTag);
+    const accepted = measured.sent.filter((hook) => hook.status === 202);
+    const jobIds = accepted.flatMap((hook) => hook.jobIds);
+    await waitFor(jobIds);
+
+    // Read once each, after the run: the `stored` write's time is the job's updatedAt.
+    const sentAtOf = new Map<string, number>();
+    for (const hook of accepted) for (const id of hook.jobIds) sentAtOf.set(id, hook.sentAt);
+    const records = (await Promise.all(jobIds.map((id) => stack.jobs.getJob(id)))).filter(
+      (job): job is JobRecord => job !== undefined,
+    );
+    const stored = records.filter((job) => job.status === 'stored');
+    const storedFiles = stored.reduce(
+      (sum, job) => sum + job.files.filter((file) => file.storedAt !== undefined).length,
+      0,
+    );
+    const endToEnd = stored
+      .map((job) => Date.parse(job.updatedAt) - (sentAtOf.get(job.jobId) ?? Number.NaN))
+      .sort((a, b) => a - b);
+    const acks = measured.sent.map((hook) => hook.ackMs).sort((a, b) => a - b);
+    const firstSend = Math.min(...measured.sent.map((hook) => hook.sentAt));
+    const lastStored = Math.max(...stored.map((job) => Date.parse(job.updatedAt)));
+    const seconds = (lastStored - firstSend) / 1000;
+    const run: PipelineRun = {
+      webhooks: measured.sent.length,
+      inFlight,
+      workerConcurrency,
+      accepted: accepted.length,
+      jobs: jobIds.length,
+      storedFiles,
+      failedJobs: records.length - stored.length,
+      seconds,
+      documentsPerSecond: storedFiles / seconds,
+      ackP50Ms: quantile(acks, 0.5),
+      ackP99Ms: quantile(acks, 0.99),
+      endToEndP50Ms: quantile(endToEnd, 0.5),
+      endToEndP99Ms: quantile(endToEnd, 0.99),
+    };
+    return { rows: pipelineRows(run), run };
+  } finally {
+    await stack.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The rows of one run, n8n's hand-measured figures quoted beside them (no ratio: not this run's). */
+export function pipelineRows(run: PipelineRun): ResultRow[] {
+  const n8n = N8N_REFERENCE;
+  const reference = `${n8n.version}, by hand ${n8n.date}, not this run:`;
+  const kase = `local stack, ${run.webhooks} Stripe invoice webhooks (1 document each), ${run.inFlight} in flight, maxConcurrency ${run.workerConcurrency} (npm start default)`;
+  const data = { ...run, n8nReference: n8n };
+  return [
+    {
+      benchmark: 'pipeline',
+      case: kase,
+      metric: `documents/s, first send → last stored (${run.storedFiles} of ${run.accepted} stored)`,
+      subject: `${fmt(run.documentsPerSecond)} documents/s`,
+      baseline: `${reference} ${n8n.documentsPerSecond.low}–${n8n.documentsPerSecond.high} documents/s (median ${n8n.documentsPerSecond.median})`,
+      data,
+    },
+    {
+      benchmark: 'pipeline',
+      case: kase,
+      metric: 'ack latency p50/p99, request → 202',
+      subject: `p50 ${fmt(run.ackP50Ms)} ms, p99 ${fmt(run.ackP99Ms)} ms`,
+      baseline: `${reference} p50 ${n8n.ackMs.p50} ms, p99 ${n8n.ackMs.p99} ms (answers 201 once stored)`,
+    },
+    {
+      benchmark: 'pipeline',
+      case: kase,
+      metric: 'end-to-end latency p50/p99, send → file stored',
+      subject: `p50 ${fmt(run.endToEndP50Ms)} ms, p99 ${fmt(run.endToEndP99Ms)} ms`,
+      baseline: `${reference} p50 ${n8n.endToEndMs.p50} ms, p99 ${n8n.endToEndMs.p99} ms`,
+    },
+  ];
+}

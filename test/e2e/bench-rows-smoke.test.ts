@@ -1,0 +1,29 @@
+/**
+ * The pipeline and worker-CPU benchmarks (issue 17 items 4 and 5), smoke-sized, report their rows. Loopback
+ * only; timings are never asserted.
+ */
+import { runPipeline } from '../../bench/pipeline';
+import { runWorkerCpu } from '../../bench/worker-cpu';
+
+describe('the pipeline and worker benchmarks, smoke-sized', () => {
+  it('the pipeline stores every webhook and quotes n8n beside its rows without a ratio', async () => {
+    const { rows, run } = await runPipeline({ webhooks: 4, warmup: 1, inFlight: 2 });
+    expect(run).toMatchObject({ accepted: 4, jobs: 4, storedFiles: 4, failedJobs: 0, workerConcurrency: 4 });
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      expect(row.baseline).toContain('not this run');
+      expect(row.ratio).toBeUndefined();
+    }
+  }, 120_000);
+
+  it('the worker CPU rows compare both subjects with the bare relay, and the profile names packages', async () => {
+    const rows = await runWorkerCpu({ rounds: 1, batchMs: 1, profileDocuments: 2 });
+    expect(rows.map((row) => row.case.replace(/, 1 file of \d+ B/, ''))).toEqual([
+      'processJob (core + adapters + SDK)',
+      'Lambda handler (middy, Powertools, SQS record)',
+      'CPU profile of the Lambda handler, 2 documents (main thread, self time)',
+    ]);
+    expect(Number.isFinite(rows[0]?.ratio)).toBe(true);
+    expect(Number.isFinite(rows[1]?.ratio)).toBe(true);
+  }, 180_000);
+});
