@@ -28,8 +28,8 @@ export interface ColdStartOptions {
   readonly outDir?: string;
 }
 
-/** The bundle size target of the ingest function, in bytes (250 KB). */
-export const INGEST_BUNDLE_TARGET_BYTES = 250 * 1024;
+/** The bundle size target of the ingest function, in bytes (500 KB, issue 17). */
+export const INGEST_BUNDLE_TARGET_BYTES = 500 * 1024;
 
 interface BundleSettings {
   readonly options: (entry: string, outfile: string) => BuildOptions;
@@ -212,12 +212,12 @@ export async function runColdStart(options: ColdStartOptions): Promise<ResultRow
         case: `${name} bundle`,
         metric: 'minified bytes (no source map)',
         subject: `${(bytes / 1024).toFixed(0)} KB`,
-        // For the ingest the ratio is against the 250 KB target; the empty bundle is shown for scale.
-        baseline: `${(emptyBytes / 1024).toFixed(1)} KB (empty)${isIngest ? '; ratio vs 250 KB' : ''}`,
+        // For the ingest the ratio is against the 500 KB target; the empty bundle is shown for scale.
+        baseline: `${(emptyBytes / 1024).toFixed(1)} KB (empty)${isIngest ? '; ratio vs 500 KB' : ''}`,
         ...(isIngest
           ? {
-              target: '< 250 KB',
-              met: bytes < INGEST_BUNDLE_TARGET_BYTES,
+              target: '≤ 500 KB',
+              met: bytes <= INGEST_BUNDLE_TARGET_BYTES,
               ratio: bytes / INGEST_BUNDLE_TARGET_BYTES,
             }
           : {}),
@@ -250,10 +250,10 @@ export async function runColdStart(options: ColdStartOptions): Promise<ResultRow
             case: `${name} load`,
             metric: `fresh node process, spawn→exit (require alone ≈ ${(requireMedian ?? 0).toFixed(0)} ms)`,
             unit: 'ms',
-            ...(isIngest ? { target: '< 2x' } : {}),
+            ...(isIngest ? { target: '≤ 2.5x' } : {}),
           },
           comparison,
-          isIngest ? (ratio) => ratio < 2 : undefined,
+          isIngest ? (ratio) => ratio <= 2.5 : undefined,
         ),
       );
     }

@@ -179,8 +179,9 @@ export async function runIngestOverhead(options: IngestOverheadOptions): Promise
       const floorBatch = await calibrate(floor, options.batchMs);
       const domainBatch = await calibrate(domain, options.batchMs);
       const handlerBatch = await calibrate(viaHandler, options.batchMs);
-      const target = size === '20 KB' ? '≤ 2x' : undefined;
-      const meets = size === '20 KB' ? (ratio: number) => ratio <= 2 : undefined;
+      // Issue 17's targets at 20 KB: the domain ≤ 3x the floor, the Lambda handler with its SDK calls ≤ 20x.
+      const target = size === '20 KB' ? '≤ 3x' : undefined;
+      const meets = size === '20 KB' ? (ratio: number) => ratio <= 3 : undefined;
       const domainRun = await compare({
         rounds: options.rounds,
         subject: perCall(domain, domainBatch),
@@ -211,8 +212,10 @@ export async function runIngestOverhead(options: IngestOverheadOptions): Promise
             case: `${size} (${body.length} B), Lambda handler + SDK`,
             metric: 'µs per request vs HMAC+JSON.parse',
             unit: 'µs',
+            ...(size === '20 KB' ? { target: '≤ 20x' } : {}),
           },
           handlerRun,
+          size === '20 KB' ? (ratio: number) => ratio <= 20 : undefined,
         ),
       );
     }
