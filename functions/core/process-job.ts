@@ -23,7 +23,7 @@ import {
   LinksExpiringError,
   RuleRemovedError,
 } from './errors';
-import { isFinal, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
+import { applyChanges, isFinal, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
 import { holdLease, type Log } from './lease';
 import { openPayload } from './payload';
 import {
@@ -162,7 +162,8 @@ async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobR
     if (copied.done) break;
     job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
   }
-  return deps.jobs.updateJob(job, transitions.stored(job));
+  // Stored with its last file (storeFile), unless there was no file to copy.
+  return job.status === 'stored' ? job : deps.jobs.updateJob(job, transitions.stored(job));
 }
 
 const timer = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -346,7 +347,13 @@ async function storeFile(
     storedAt: new Date(now()).toISOString(),
   };
   deps.log.info('file stored', { jobId: job.jobId, key, size: result.size });
-  return deps.jobs.updateJob(job, transitions.fileStored(job, stored, now() + deps.leaseMs));
+  const changes = transitions.fileStored(job, stored, now() + deps.leaseMs);
+  const after = applyChanges(job, changes, new Date(now()).toISOString());
+  // The last file: its checkpoint and the job's `stored` in one write (one call and one write unit less).
+  if (after.files.every((f) => f.storedAt !== undefined)) {
+    return deps.jobs.updateJob(job, { ...changes, ...transitions.stored(after) });
+  }
+  return deps.jobs.updateJob(job, changes);
 }
 
 /** Decides what a failed attempt means (retry-policy.ts) and records it: released, requeued or failed. */
