@@ -1,10 +1,10 @@
 /**
  * AWS SDK clients whose calls are answered at once, in process: the SDK still builds, serialises, signs and
  * parses every request (that is the handler's own work), only the network round trip is gone. Answers are
- * the smallest valid ones for the operations the ingest makes (DynamoDB PutItem/UpdateItem/GetItem, SQS
- * SendMessageBatch with the MD5s the SDK checks) and the worker's (EventBridge PutEvents). With a `table`,
- * DynamoDB PutItem keeps the item under its `pk` and GetItem answers it (no condition is checked, no update
- * applied): the worker benchmark reads the records an ingest wrote.
+ * the smallest valid ones for the operations the ingest makes (DynamoDB PutItem/BatchWriteItem/UpdateItem/
+ * GetItem, SQS SendMessageBatch with the MD5s the SDK checks) and the worker's (EventBridge PutEvents). With a
+ * `table`, DynamoDB PutItem (and BatchWriteItem's puts) keeps the item under its `pk` and GetItem answers it
+ * (no condition is checked, no update applied): the worker benchmark reads the records an ingest wrote.
  */
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -78,6 +78,21 @@ function answerDynamo(request: HttpRequest, table: InstantTable | undefined): { 
   if (target.endsWith('.PutItem') && typeof parsed === 'object' && parsed !== null && 'Item' in parsed) {
     const pk = pkOf(parsed.Item);
     if (pk !== undefined) table.set(pk, parsed.Item);
+  }
+  if (
+    target.endsWith('.BatchWriteItem') &&
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    'RequestItems' in parsed
+  ) {
+    // The ingest's job records: every PutRequest kept (nothing left unprocessed).
+    for (const requests of Object.values(parsed.RequestItems as Record<string, unknown[]>)) {
+      for (const request of requests) {
+        const item = (request as { PutRequest?: { Item?: unknown } }).PutRequest?.Item;
+        const pk = pkOf(item);
+        if (pk !== undefined) table.set(pk, item);
+      }
+    }
   }
   if (target.endsWith('.GetItem') && typeof parsed === 'object' && parsed !== null && 'Key' in parsed) {
     const item = table.get(pkOf(parsed.Key) ?? '');
