@@ -69,6 +69,7 @@ it('fails a job whose attempts all died with ATTEMPTS_EXHAUSTED, and the reconci
   expect(await t.stack.reconcileNow(Number.MAX_SAFE_INTEGER)).toEqual({
     deliveriesCompleted: 1,
     jobsResent: 0,
+    jobsWaiting: 0,
   });
   expect(await t.queueCounts()).toMatchObject({ visible: 0 });
   expect(await t.stack.reconcileNow(Number.MAX_SAFE_INTEGER)).toEqual({
