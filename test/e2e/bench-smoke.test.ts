@@ -27,8 +27,8 @@ describe('the benchmarks, smoke-sized', () => {
   it('cold start reports the bundle size and load time of a function', async () => {
     const rows = await runColdStart({ rounds: 1, functions: ['ingest'] });
     expect(rows.map((row) => row.case)).toEqual(['ingest bundle', 'ingest load']);
-    expect(rows[0]?.target).toBe('< 250 KB');
-    expect(rows[1]?.target).toBe('< 2x');
+    expect(rows[0]?.target).toBe('≤ 500 KB');
+    expect(rows[1]?.target).toBe('≤ 2.5x');
   }, 180_000);
 
   it('end to end reports webhooks/s and latencies per configuration', async () => {
