@@ -313,35 +313,46 @@ export class DynamoJobRepository implements JobRepository {
 
   /** Notes that the delivery's messages could not be sent: a duplicate within its grace sends them. */
   async markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void> {
-    try {
-      await this.ddb.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: deliveryKey(integration, deliveryId) },
-          UpdateExpression: 'SET sendFailedAt = :at',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-    } catch (error) {
-      throw new JobStoreError('note the delivery unsent', error);
-    }
+    await this.setOnDelivery(
+      integration,
+      deliveryId,
+      'SET sendFailedAt = :at',
+      at,
+      'note the delivery unsent',
+    );
   }
 
   /** Notes that every job message of the delivery was sent, taking it out of the open index. */
   async markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void> {
+    await this.setOnDelivery(
+      integration,
+      deliveryId,
+      'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
+      at,
+      'mark the delivery enqueued',
+    );
+  }
+
+  /** One update of an existing delivery, with `:at` as its only value. */
+  private async setOnDelivery(
+    integration: string,
+    deliveryId: string,
+    update: string,
+    at: string,
+    operation: string,
+  ): Promise<void> {
     try {
       await this.ddb.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: deliveryKey(integration, deliveryId) },
-          UpdateExpression: 'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
+          UpdateExpression: update,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':at': at },
         }),
       );
     } catch (error) {
-      throw new JobStoreError('mark the delivery enqueued', error);
+      throw new JobStoreError(operation, error);
     }
   }
 

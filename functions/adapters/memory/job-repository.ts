@@ -121,21 +121,25 @@ export class InMemoryJobRepository implements JobRepository {
   }
 
   async markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void> {
-    this.fault('markDeliverySendFailed');
-    const key = `${integration}#${deliveryId}`;
-    const found = this.deliveries.get(key);
-    if (found === undefined) throw new Error(`no delivery ${key}`);
-    found.record.sendFailedAt = at;
-    this.writes.push({ operation: 'markDeliverySendFailed', key });
+    this.setOnDelivery('markDeliverySendFailed', integration, deliveryId, { sendFailedAt: at });
   }
 
   async markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void> {
-    this.fault('markDeliveryEnqueued');
+    this.setOnDelivery('markDeliveryEnqueued', integration, deliveryId, { enqueuedAt: at });
+  }
+
+  private setOnDelivery(
+    operation: RepositoryOperation,
+    integration: string,
+    deliveryId: string,
+    changes: Partial<DeliveryRecord>,
+  ): void {
+    this.fault(operation);
     const key = `${integration}#${deliveryId}`;
     const found = this.deliveries.get(key);
     if (found === undefined) throw new Error(`no delivery ${key}`);
-    found.record.enqueuedAt = at;
-    this.writes.push({ operation: 'markDeliveryEnqueued', key });
+    Object.assign(found.record, changes);
+    this.writes.push({ operation, key });
   }
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {
