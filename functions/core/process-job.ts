@@ -133,6 +133,7 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
     }
     throw error;
   }
+  if (job.attempts === 1) await closeDelivery(deps, job);
   const heartbeat = holdLease(deps, job.jobId, receipt.messageId, receipt.extendVisibility);
   try {
     job = await runClaimedJob(deps, job);
@@ -144,6 +145,23 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
   await publish(deps, 'Document Stored', job);
   deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
   return { kind: 'stored', job };
+}
+
+/**
+ * The first pickup of a job proves its delivery's messages went out (the ingest sends them in one batch and
+ * notes a failed send): the delivery leaves the open index here, so the reconciler only ever sees the ones
+ * that went wrong. Best effort: if it fails, the reconciler closes the delivery after its grace.
+ */
+async function closeDelivery(deps: WorkerDeps, job: JobRecord): Promise<void> {
+  const now = deps.now ?? Date.now;
+  try {
+    await deps.jobs.closeDelivery(job.integration, job.deliveryId, new Date(now()).toISOString());
+  } catch (error) {
+    deps.log.warn('could not close the delivery; the reconciler will', {
+      jobId: job.jobId,
+      ...logFields(describeFailure(error)),
+    });
+  }
 }
 
 async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobRecord> {

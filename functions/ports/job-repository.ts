@@ -109,6 +109,11 @@ export interface JobRepository {
   getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
   /** Notes that the delivery's messages could not be sent (best effort: the reconciler covers a failure). */
   markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void>;
+  /**
+   * A worker's first pickup of one of its jobs: the delivery's messages went out (one batch), so it leaves the
+   * open index, unless its ingest noted a failed send or it was closed already (then nothing happens).
+   */
+  closeDelivery(integration: string, deliveryId: string, at: string): Promise<void>;
   /** Notes that every job message of the delivery was sent: it leaves the open index. */
   markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void>;
   /** The job with that id (strongly consistent), if any. */

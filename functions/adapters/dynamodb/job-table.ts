@@ -333,6 +333,24 @@ export class DynamoJobRepository implements JobRepository {
     );
   }
 
+  /** Closes the delivery on a worker's first pickup, unless its send failed or it is closed already. */
+  async closeDelivery(integration: string, deliveryId: string, at: string): Promise<void> {
+    try {
+      await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: deliveryKey(integration, deliveryId) },
+          UpdateExpression: 'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
+          ConditionExpression: 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw new JobStoreError('close the delivery', error);
+    }
+  }
+
   /** One update of an existing delivery, with `:at` as its only value. */
   private async setOnDelivery(
     integration: string,

@@ -128,6 +128,14 @@ export class InMemoryJobRepository implements JobRepository {
     this.setOnDelivery('markDeliveryEnqueued', integration, deliveryId, { enqueuedAt: at });
   }
 
+  async closeDelivery(integration: string, deliveryId: string, at: string): Promise<void> {
+    this.fault('closeDelivery');
+    const found = this.deliveries.get(`${integration}#${deliveryId}`);
+    if (found === undefined || found.record.enqueuedAt !== undefined) return;
+    if (found.record.sendFailedAt !== undefined) return;
+    this.setOnDelivery('closeDelivery', integration, deliveryId, { enqueuedAt: at });
+  }
+
   private setOnDelivery(
     operation: RepositoryOperation,
     integration: string,

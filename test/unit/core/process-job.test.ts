@@ -54,6 +54,24 @@ describe('processJob', () => {
     expect(b.events.events.map((e) => [e.type, e.detail.status])).toEqual([['Document Stored', 'stored']]);
   });
 
+  it('closes the delivery on the first pickup only, and goes on when closing fails', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b, 'n-c');
+    expect((await b.jobs.getDelivery('notes', 'n-c'))?.enqueuedAt).toBeUndefined();
+    b.service.failCreate(new DocgenUnavailableError('503'));
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('retry');
+    expect((await b.jobs.getDelivery('notes', 'n-c'))?.enqueuedAt).toBeDefined();
+    const closes = b.jobs.writes.filter((w) => w.operation === 'closeDelivery').length;
+    expect(closes).toBe(1);
+    expect((await processJob(b.worker, jobId, receipt('m-2', 2))).kind).toBe('stored');
+    expect(b.jobs.writes.filter((w) => w.operation === 'closeDelivery')).toHaveLength(closes);
+
+    const other = await oneJob(b, 'n-d');
+    b.jobs.failNext('closeDelivery', new Error('table down'));
+    expect((await processJob(b.worker, other, receipt('m-3'))).kind).toBe('stored');
+    expect((await b.jobs.getDelivery('notes', 'n-d'))?.enqueuedAt).toBeUndefined();
+  });
+
   it('skips a message for a missing or final job', async () => {
     const b = memoryBench();
     expect((await processJob(b.worker, 'nope', receipt())).kind).toBe('skipped');

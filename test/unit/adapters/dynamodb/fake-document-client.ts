@@ -136,6 +136,8 @@ export class FakeJobTable {
           return item !== undefined;
         case '#version = :expected':
           return item !== undefined && item[names['#version'] ?? ''] === values[':expected'];
+        case 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)':
+          return item !== undefined && item.openPk !== undefined && item.sendFailedAt === undefined;
         case 'leaseOwner = :owner AND attribute_exists(openPk)':
           return item !== undefined && item.leaseOwner === values[':owner'] && item.openPk !== undefined;
         default:

@@ -243,6 +243,31 @@ describe('DynamoJobRepository.markDeliverySendFailed', () => {
   });
 });
 
+describe('DynamoJobRepository.closeDelivery', () => {
+  it('takes an open delivery out of the open index, once', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), []);
+    await repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:02.000Z');
+    expect(table.items.get('delivery#notes#d-1')).toMatchObject({ enqueuedAt: '2026-03-01T12:00:02.000Z' });
+    expect(table.items.get('delivery#notes#d-1')).not.toHaveProperty('openPk');
+    // Closed already: a second job's first pickup changes nothing.
+    await repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:09.000Z');
+    expect(table.items.get('delivery#notes#d-1')).toMatchObject({ enqueuedAt: '2026-03-01T12:00:02.000Z' });
+  });
+
+  it('leaves a delivery whose ingest noted a failed send open, and fails retryably on an error', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), []);
+    await repository.markDeliverySendFailed('notes', 'd-1', '2026-03-01T12:00:00.500Z');
+    await repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:02.000Z');
+    expect(table.items.get('delivery#notes#d-1')).toHaveProperty('openPk');
+    table.failNext('Update', new Error('network'));
+    await expect(repository.closeDelivery('notes', 'd-1', 'x')).rejects.toEqual(
+      storeError('close the delivery'),
+    );
+  });
+});
+
 describe('DynamoJobRepository.getDelivery and markDeliveryEnqueued', () => {
   it('reads a delivery back as it was recorded, strongly consistent', async () => {
     const { table, repository } = setup();
