@@ -64,16 +64,16 @@ export interface CostLine {
  * worker and reconciler (the fallback when no run measured them): ingest: PutItem delivery (≈3 WRU: the sealed
  * payload of an ~8 KB webhook compresses to ~3 KB), BatchWriteItem jobs (1 WRU a job); worker: GetItem job
  * (1 RRU, strongly consistent), UpdateItem claim, GetItem delivery (1 RRU), UpdateItem created, UpdateItem last
- * file stored with the job's stored status (1–2 WRU each, job items are 1–2 KB); reconciler, once the
- * delivery's grace is over: GetItem delivery, BatchGetItem jobs (1 RRU each), UpdateItem delivery enqueued (≈3
- * WRU, billed on the larger item). Items in the `open-jobs` index (keys only) are written again to the index
+ * file stored with the job's stored status (1–2 WRU each, job items are 1–2 KB), UpdateItem delivery closed
+ * on the first pickup (≈3 WRU, billed on the larger item; the reconciler closes only deliveries that went
+ * wrong). Items in the `open-jobs` index (keys only) are written again to the index
  * on each write while open: counted as +1 WRU per write (≈6 writes).
  * The listing indexes (GET /v1/jobs, the console): `jobs-by-time` projects the keys, integration, status and
  * delivery id, so a job's write reaches it only when it is created and when its status changes (queued,
  * processing, created, stored: 4 writes of 1 WRU); `by-delivery` (keys only) is written once for the delivery
  * and once for the job (2 × 1 WRU): +6 in all.
  */
-export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 3 + 1 + 3 + 3 * 1.5 + 6 + 6, reads: 4 } as const;
+export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 3 + 1 + 3 + 3 * 1.5 + 6 + 6, reads: 2 } as const;
 
 /**
  * The index writes per document the emulator cannot report, counted from the code (an assumption): the
