@@ -1,7 +1,8 @@
 /**
  * Accepting a delivery, the ingest's domain: verify the raw bytes, then parse, then pick the rules, then
- * record the delivery (the dedupe key, and the outbox holding the sealed payload) with its jobs, then
- * send one message per job: two calls to the store and the queue before the answer (core/outbox.ts). Nothing slow happens here: no template read, no generation.
+ * record the delivery (the dedupe key, and the outbox holding the sealed payload) with its jobs, then send one
+ * message per job: two calls to the store and one to the queue before the answer (core/outbox.ts). Nothing
+ * slow happens here: no template read, no generation.
  * Webhooks and EventBridge events share everything after verification. Refusals are DeliveryRefusedError
  * (or the sender scheme's SignatureError); no HTTP is known here.
  */
@@ -280,7 +281,7 @@ async function acceptDelivery(
     planned.map((plan) => newJobRecord(integration.id, deliveryId, receivedAt, now.getTime(), plan)),
   );
   if (result.created) {
-    // The second and last call before the answer: the delivery stays open until the reconciler marks it
+    // The last call before the answer: the delivery stays open until a worker's first pickup closes it
     // (core/outbox.ts), which costs the sender nothing.
     try {
       await deps.queue.send(planned.map(({ jobId }) => jobId));
