@@ -129,6 +129,30 @@ interface JobState {
   version: number;
 }
 
+/** Those of `jobIds` that exist and wait for their first pickup. */
+const waitingOf = (jobIds: readonly string[], states: ReadonlyMap<string, JobState>): string[] =>
+  jobIds.filter((jobId) => {
+    const state = states.get(jobId);
+    return state !== undefined && untouched(state);
+  });
+
+/**
+ * Runs one batch request and then again with what DynamoDB left unprocessed (throttling), backing off, at most
+ * BATCH_ROUNDS times; what is still left after that, or any error, is a JobStoreError for `operation`.
+ */
+async function inRounds<T>(items: T[], operation: string, send: (items: T[]) => Promise<T[]>): Promise<void> {
+  let left = items;
+  for (let round = 0; left.length > 0; round += 1) {
+    if (round === BATCH_ROUNDS) throw new JobStoreError(operation, new Error('items left unprocessed'));
+    if (round > 0) await delay(BATCH_BACKOFF_MS * 2 ** round);
+    try {
+      left = await send(left);
+    } catch (error) {
+      throw new JobStoreError(operation, error);
+    }
+  }
+}
+
 const deliveryKey = (integration: string, deliveryId: string): string =>
   `delivery#${integration}#${deliveryId}`;
 const contentItemKey = (integration: string, contentKey: string): string =>
@@ -181,22 +205,15 @@ export class DynamoJobRepository implements JobRepository {
    */
   private async writeNewJobs(jobs: readonly JobRecord[]): Promise<void> {
     for (let start = 0; start < jobs.length; start += BATCH_WRITE_MAX) {
-      let requests: Record<string, unknown>[] = jobs
+      const requests = jobs
         .slice(start, start + BATCH_WRITE_MAX)
         .map((job) => ({ PutRequest: { Item: this.jobItem(job) } }));
-      for (let round = 0; requests.length > 0; round += 1) {
-        if (round === BATCH_ROUNDS)
-          throw new JobStoreError('record jobs', new Error('writes left unprocessed'));
-        if (round > 0) await delay(BATCH_BACKOFF_MS * 2 ** round);
-        try {
-          const result = await this.ddb.send(
-            new BatchWriteCommand({ RequestItems: { [this.tableName]: requests as never } }),
-          );
-          requests = (result.UnprocessedItems?.[this.tableName] ?? []) as Record<string, unknown>[];
-        } catch (error) {
-          throw new JobStoreError('record jobs', error);
-        }
-      }
+      await inRounds(requests, 'record jobs', async (left) => {
+        const result = await this.ddb.send(
+          new BatchWriteCommand({ RequestItems: { [this.tableName]: left as never } }),
+        );
+        return (result.UnprocessedItems?.[this.tableName] ?? []) as typeof left;
+      });
     }
   }
 
@@ -248,22 +265,16 @@ export class DynamoJobRepository implements JobRepository {
     );
     return {
       created: jobs.map((job) => job.jobId).filter((jobId) => created.has(jobId)),
-      untouched: jobs
-        .map((job) => job.jobId)
-        .filter((jobId) => {
-          const state = states.get(jobId);
-          return state !== undefined && untouched(state);
-        }),
+      untouched: waitingOf(
+        jobs.map((job) => job.jobId),
+        states,
+      ),
     };
   }
 
   /** The ids, of those given, of jobs that exist and wait for their first pickup (one batch read). */
   async waitingJobs(jobIds: readonly string[]): Promise<string[]> {
-    const states = await this.jobStates(jobIds);
-    return jobIds.filter((jobId) => {
-      const state = states.get(jobId);
-      return state !== undefined && untouched(state);
-    });
+    return waitingOf(jobIds, await this.jobStates(jobIds));
   }
 
   /** Status and version of the jobs that exist, by job id: BatchGetItem, strongly consistent. */
@@ -271,36 +282,25 @@ export class DynamoJobRepository implements JobRepository {
     const states = new Map<string, JobState>();
     const unique = [...new Set(jobIds)];
     for (let start = 0; start < unique.length; start += BATCH_GET_MAX) {
-      let keys: Record<string, unknown>[] = unique
-        .slice(start, start + BATCH_GET_MAX)
-        .map((jobId) => ({ pk: jobKey(jobId) }));
-      for (let round = 0; keys.length > 0; round += 1) {
-        if (round === BATCH_ROUNDS) throw new JobStoreError('read jobs', new Error('reads left unprocessed'));
-        if (round > 0) await delay(BATCH_BACKOFF_MS * 2 ** round);
-        try {
-          const result = await this.ddb.send(
-            new BatchGetCommand({
-              RequestItems: {
-                [this.tableName]: {
-                  Keys: keys,
-                  ConsistentRead: true,
-                  ProjectionExpression: 'jobId, #status, version',
-                  ExpressionAttributeNames: { '#status': 'status' },
-                },
+      const keys = unique.slice(start, start + BATCH_GET_MAX).map((jobId) => ({ pk: jobKey(jobId) }));
+      await inRounds(keys, 'read jobs', async (left) => {
+        const result = await this.ddb.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [this.tableName]: {
+                Keys: left,
+                ConsistentRead: true,
+                ProjectionExpression: 'jobId, #status, version',
+                ExpressionAttributeNames: { '#status': 'status' },
               },
-            }),
-          );
-          for (const item of result.Responses?.[this.tableName] ?? []) {
-            states.set(String(item.jobId), {
-              status: item.status as JobStatus,
-              version: Number(item.version),
-            });
-          }
-          keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
-        } catch (error) {
-          throw new JobStoreError('read jobs', error);
+            },
+          }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? []) {
+          states.set(String(item.jobId), { status: item.status as JobStatus, version: Number(item.version) });
         }
-      }
+        return (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as typeof left;
+      });
     }
     return states;
   }
@@ -335,29 +335,27 @@ export class DynamoJobRepository implements JobRepository {
 
   /** Closes the delivery on a worker's first pickup, unless its send failed or it is closed already. */
   async closeDelivery(integration: string, deliveryId: string, at: string): Promise<void> {
-    try {
-      await this.ddb.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: deliveryKey(integration, deliveryId) },
-          UpdateExpression: 'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
-          ConditionExpression: 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)',
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return;
-      throw new JobStoreError('close the delivery', error);
-    }
+    await this.setOnDelivery(
+      integration,
+      deliveryId,
+      'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
+      at,
+      'close the delivery',
+      'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)',
+    );
   }
 
-  /** One update of an existing delivery, with `:at` as its only value. */
+  /**
+   * One update of a delivery, with `:at` as its only value. With `onlyIf`, an unmet condition is no change
+   * (not an error); without, the delivery must exist.
+   */
   private async setOnDelivery(
     integration: string,
     deliveryId: string,
     update: string,
     at: string,
     operation: string,
+    onlyIf?: string,
   ): Promise<void> {
     try {
       await this.ddb.send(
@@ -365,11 +363,12 @@ export class DynamoJobRepository implements JobRepository {
           TableName: this.tableName,
           Key: { pk: deliveryKey(integration, deliveryId) },
           UpdateExpression: update,
-          ConditionExpression: 'attribute_exists(pk)',
+          ConditionExpression: onlyIf ?? 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':at': at },
         }),
       );
     } catch (error) {
+      if (onlyIf !== undefined && error instanceof ConditionalCheckFailedException) return;
       throw new JobStoreError(operation, error);
     }
   }
