@@ -57,9 +57,6 @@ class NullJobRepository extends InMemoryJobRepository {
   ): Promise<CreateDeliveryResult> {
     return { created: true };
   }
-  override async claimContent(_integration: string, _key: string, deliveryId: string): Promise<string> {
-    return deliveryId;
-  }
   override async ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs> {
     return { created: jobs.map((job) => job.jobId), untouched: [] };
   }

@@ -1,9 +1,10 @@
 /**
  * AWS SDK clients whose calls are answered at once, in process: the SDK still builds, serialises, signs and
  * parses every request (that is the handler's own work), only the network round trip is gone. Answers are
- * the smallest valid ones for the operations the ingest makes (DynamoDB PutItem/BatchWriteItem/UpdateItem/
- * GetItem, SQS SendMessageBatch with the MD5s the SDK checks) and the worker's (EventBridge PutEvents). With a
- * `table`, DynamoDB PutItem (and BatchWriteItem's puts) keeps the item under its `pk` and GetItem answers it
+ * the smallest valid ones for the operations the ingest makes (DynamoDB TransactWriteItems/PutItem/
+ * BatchWriteItem/UpdateItem/GetItem, SQS SendMessageBatch with the MD5s the SDK checks) and the worker's
+ * (EventBridge PutEvents). With a `table`, DynamoDB PutItem (and the puts of BatchWriteItem and
+ * TransactWriteItems) keeps the item under its `pk` and GetItem answers it
  * (no condition is checked, no update applied): the worker benchmark reads the records an ingest wrote.
  */
 import { createHash } from 'node:crypto';
@@ -12,6 +13,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
+import { withoutSdkLogger } from '../functions/adapters/aws-clients';
 
 const credentials = { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench-secret' } as const;
 const region = 'us-east-1';
@@ -94,6 +96,18 @@ function answerDynamo(request: HttpRequest, table: InstantTable | undefined): { 
       }
     }
   }
+  if (
+    target.endsWith('.TransactWriteItems') &&
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    'TransactItems' in parsed
+  ) {
+    // The ingest's delivery with its jobs: every Put kept (no condition checked).
+    for (const entry of parsed.TransactItems as Array<{ Put?: { Item?: unknown } }>) {
+      const pk = pkOf(entry.Put?.Item);
+      if (pk !== undefined) table.set(pk, entry.Put?.Item);
+    }
+  }
   if (target.endsWith('.GetItem') && typeof parsed === 'object' && parsed !== null && 'Key' in parsed) {
     const item = table.get(pkOf(parsed.Key) ?? '');
     return jsonResponse(item === undefined ? {} : { Item: item }, 'application/x-amz-json-1.0');
@@ -128,22 +142,29 @@ export function instantAwsClients(options: InstantAwsOptions = {}): {
   eventBridge: EventBridgeClient;
   destroy(): void;
 } {
-  const ddb = new DynamoDBClient({
-    region,
-    credentials,
-    requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
-  });
+  // Built as functions/adapters/aws-clients.ts builds the runtime's (without the SDK's logger middleware).
+  const ddb = withoutSdkLogger(
+    new DynamoDBClient({
+      region,
+      credentials,
+      requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
+    }),
+  );
   const dynamodb = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
-  const sqs = new SQSClient({
-    region,
-    credentials,
-    requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
-  });
-  const eventBridge = new EventBridgeClient({
-    region,
-    credentials,
-    requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
-  });
+  const sqs = withoutSdkLogger(
+    new SQSClient({
+      region,
+      credentials,
+      requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
+    }),
+  );
+  const eventBridge = withoutSdkLogger(
+    new EventBridgeClient({
+      region,
+      credentials,
+      requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
+    }),
+  );
   return {
     dynamodb,
     sqs,

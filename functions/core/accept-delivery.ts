@@ -1,7 +1,7 @@
 /**
  * Accepting a delivery, the ingest's domain: verify the raw bytes, then parse, then pick the rules, then
  * record the delivery (the dedupe key, and the outbox holding the sealed payload) with its jobs, then send one
- * message per job: two calls to the store and one to the queue before the answer (core/outbox.ts). Nothing
+ * message per job: one call to the store and one to the queue before the answer (core/outbox.ts). Nothing
  * slow happens here: no template read, no generation.
  * Webhooks and EventBridge events share everything after verification. Refusals are DeliveryRefusedError
  * (or the sender scheme's SignatureError); no HTTP is known here.
@@ -269,16 +269,13 @@ async function acceptDelivery(
     templateId: rule.config.template.id,
     ...(rule.config.template.fileId === undefined ? {} : { templateFileId: rule.config.template.fileId }),
   }));
-  if (delivery.contentKey !== undefined) {
-    // The same signed content under another id is a replay (or a sender's redelivery with a new id): a
-    // duplicate of the delivery that holds the content.
-    const holder = await deps.jobs.claimContent(integration.id, delivery.contentKey, deliveryId);
-    if (holder !== deliveryId) return answerDuplicate(deps, integration.id, holder, now);
-  }
+  // The same signed content under another id is a replay (or a sender's redelivery with a new id): with a
+  // content key, it is a duplicate of the delivery that holds the content.
   const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
   const result = await deps.jobs.createDelivery(
     record,
     planned.map((plan) => newJobRecord(integration.id, deliveryId, receivedAt, now.getTime(), plan)),
+    delivery.contentKey,
   );
   if (result.created) {
     // The last call before the answer: the delivery stays open until a worker's first pickup closes it
@@ -292,7 +289,7 @@ async function acceptDelivery(
     }
     return { status: 202, body: { deliveryId, jobs: planned.map(({ jobId, rule }) => ({ jobId, rule })) } };
   }
-  return answerDuplicate(deps, integration.id, deliveryId, now, result.existing);
+  return answerDuplicate(deps, integration.id, result.duplicateOf, now, result.existing);
 }
 
 /** Answers a duplicate of `deliveryId` with its jobs, finishing its outbox if its first attempt could not. */

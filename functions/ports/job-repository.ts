@@ -5,8 +5,13 @@
 import { DocrelayError } from '../commons/errors';
 import type { DeliveryRecord, JobChanges, JobRecord, JobStatus } from '../core/job';
 
-/** Result of recording a delivery: new, or one already seen. */
-export type CreateDeliveryResult = { created: true } | { created: false; existing: DeliveryRecord };
+/**
+ * Result of recording a delivery: new, or a duplicate of `duplicateOf`: this delivery id seen before
+ * (`existing` is its record), or its content held by another delivery id (`existing` may then be left out).
+ */
+export type CreateDeliveryResult =
+  | { created: true }
+  | { created: false; duplicateOf: string; existing?: DeliveryRecord };
 
 /** What `ensureJobs` found: the jobs it wrote, and existing ones that no worker has touched yet. */
 export interface EnsuredJobs {
@@ -87,17 +92,17 @@ export const listSortKey = (job: Pick<JobRecord, 'receivedAt' | 'jobId'>): strin
 /** Reads and writes deliveries and jobs. Every job update is conditional on the version it read. */
 export interface JobRepository {
   /**
-   * Records a delivery unless it was seen before (then nothing is written and the existing one is returned),
-   * then writes its job records. Two concurrent calls for one delivery make one set of jobs. The delivery
-   * stays open (listed by `listStranded` once its grace has run out) until `markDeliveryEnqueued`.
+   * Records a delivery with its job records, unless it was seen before: its id, or, with a `contentKey`
+   * (core/delivery-id.ts), its content under another id. A duplicate writes nothing. All or nothing: two
+   * concurrent calls for one delivery make one set of jobs. A content key is kept as long as deliveries are
+   * (the table's retention). The delivery stays open (listed by `listStranded` once its grace has run out)
+   * until closed or marked enqueued.
    */
-  createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult>;
-  /**
-   * Claims a delivery's content key (core/delivery-id.ts `contentKey`) for `deliveryId`, unless another
-   * delivery holds it: resolves to the delivery id that holds it now (this one when it was free or already
-   * its own). Kept as long as deliveries are (the table's retention).
-   */
-  claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string>;
+  createDelivery(
+    delivery: DeliveryRecord,
+    jobs: readonly JobRecord[],
+    contentKey?: string,
+  ): Promise<CreateDeliveryResult>;
   /**
    * Writes the job records that do not exist yet (an existing job is left as it is): the ids of the ones it
    * wrote, and of the existing ones still waiting for their first pickup (`awaitsFirstPickup`).

@@ -1,6 +1,7 @@
 /**
  * Starts the embedded AWS emulators of the local stack on loopback ports and creates docrelay's resources in
- * them: DynamoDB (dynalite, LevelDB under the data directory: jobs survive a restart), S3 (s3rver, files
+ * them: DynamoDB (dynalite, LevelDB under the data directory: jobs survive a restart; TransactWriteItems
+ * answered in front of it, ./dynamo-transactions.ts), S3 (s3rver, files
  * under the data directory: stored documents survive a restart) and SQS (fauxqs, in memory: at start-up the
  * reconciler sends a message again for every open job, so nothing queued is lost across a restart).
  */
@@ -30,6 +31,7 @@ import S3rver from 's3rver';
 import { JOB_TABLE } from '../../functions/config/table-contract';
 
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../state-files';
+import { addTransactWriteItems } from './dynamo-transactions';
 
 export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
@@ -84,8 +86,15 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     await mkdir(s3Dir, { recursive: true });
 
     const dynamoServer = dynalite({ path: dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    const releaseTransactions = addTransactWriteItems(dynamoServer, {
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
     const dynamoPort = await listen(dynamoServer);
-    stops.push(() => closeServer(dynamoServer));
+    stops.push(async () => {
+      releaseTransactions();
+      await closeServer(dynamoServer);
+    });
 
     const s3Server = new S3rver({ port: 0, address: '127.0.0.1', directory: s3Dir, silent: true });
     completePutsOnly(s3Server);

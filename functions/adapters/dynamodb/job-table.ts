@@ -1,10 +1,10 @@
 /**
  * The job repository on DynamoDB: deliveries (the dedupe keys) and jobs, one item each, keyed by `pk`.
  *
- * A delivery is written first, conditionally, and is the outbox: it lists its jobs and holds the sealed
- * payload, and it sits in the open-jobs index until every job message was sent. Job records are then
- * written idempotently from it. A crash anywhere in between leaves an open delivery that the sender's retry
- * or the reconciler completes; no transaction is needed (and DynamoDB emulators lack them).
+ * A delivery is the outbox: it lists its jobs and holds the sealed payload, and it sits in the open-jobs index
+ * until its messages went out. It is written with its job records (and its content key) in one transaction,
+ * conditionally on being new; a crash after it leaves an open delivery that the sender's retry or the
+ * reconciler sends, and job records missing (a delivery written in steps) are written idempotently from it.
  *
  * Open items carry `openPk = "open#<shard>"` (a hash of `pk` picks one of JOB_TABLE.openShards) and
  * `leaseUntil` (epoch ms by which they should have moved on); the sparse index, which projects keys only,
@@ -14,7 +14,7 @@
  * index lists them newest first, a day at a time (never a scan). The by-delivery index, keyed on the
  * `deliveryId` both items carry, finds a delivery and its jobs by delivery id alone.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -25,6 +25,7 @@ import {
   type QueryCommandOutput,
   ScanCommand,
   type ScanCommandOutput,
+  TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { JOB_TABLE } from '../../config/table-contract';
@@ -116,7 +117,8 @@ const indexKey = (item: Record<string, unknown>): Required<ListCursor>['k'] => (
 
 const jobKey = (jobId: string): string => `job#${jobId}`;
 
-/** DynamoDB's limits per BatchWriteItem and BatchGetItem request. */
+/** DynamoDB's limits per TransactWriteItems, BatchWriteItem and BatchGetItem request. */
+const TRANSACT_WRITE_MAX = 100;
 const BATCH_WRITE_MAX = 25;
 const BATCH_GET_MAX = 100;
 /** Requests per batch before unprocessed items count as a failure, and the first backoff between them. */
@@ -153,6 +155,18 @@ async function inRounds<T>(items: T[], operation: string, send: (items: T[]) => 
   }
 }
 
+/** A cancellation reason's code for an item whose condition did not hold. */
+const CONDITION_FAILED = 'ConditionalCheckFailed';
+
+/** A put with its condition, alone (PutItem) or in a transaction. */
+interface ConditionalPut {
+  TableName: string;
+  Item: Record<string, unknown>;
+  ConditionExpression: string;
+  ExpressionAttributeValues?: Record<string, unknown>;
+  ReturnValuesOnConditionCheckFailure?: 'ALL_OLD';
+}
+
 const deliveryKey = (integration: string, deliveryId: string): string =>
   `delivery#${integration}#${deliveryId}`;
 const contentItemKey = (integration: string, contentKey: string): string =>
@@ -175,28 +189,112 @@ export class DynamoJobRepository implements JobRepository {
   }
 
   /**
-   * Records a delivery, unless it was seen before (then nothing is written and the existing one is returned),
-   * and writes its job records: one conditional put, then one batch write. The batch needs no condition: its
-   * job ids are new, and within the delivery's grace nobody else writes them (core/outbox.ts).
+   * Records a delivery with its job records (and its content key), unless it was seen before: one
+   * TransactWriteItems, all or nothing, of conditional puts for the content key and the delivery and plain
+   * puts for the jobs. A delivery with more jobs than a transaction holds is written in steps instead (content
+   * key, delivery, then the jobs in batches); within its grace nobody else writes those (core/outbox.ts).
    */
-  async createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult> {
+  async createDelivery(
+    delivery: DeliveryRecord,
+    jobs: readonly JobRecord[],
+    contentKey?: string,
+  ): Promise<CreateDeliveryResult> {
+    const claim = contentKey === undefined ? undefined : this.contentClaim(delivery, contentKey);
+    if ((claim === undefined ? 1 : 2) + jobs.length > TRANSACT_WRITE_MAX)
+      return this.createDeliveryInSteps(delivery, jobs, claim);
     try {
       await this.ddb.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: this.deliveryItem(delivery),
-          ConditionExpression: 'attribute_not_exists(pk)',
+        new TransactWriteCommand({
+          TransactItems: [
+            ...(claim === undefined ? [] : [{ Put: claim }]),
+            { Put: this.deliveryPut(delivery) },
+            ...jobs.map((job) => ({ Put: { TableName: this.tableName, Item: this.jobItem(job) } })),
+          ],
         }),
       );
+      return { created: true };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException))
+        throw new JobStoreError('record the delivery', error);
+      const [first, second] = error.CancellationReasons ?? [];
+      const claimFailed = claim !== undefined && first?.Code === CONDITION_FAILED;
+      if (claimFailed) {
+        const holder = first?.Item?.deliveryId?.S ?? (await this.contentHolder(String(claim.Item.pk)));
+        if (holder !== undefined && holder !== delivery.deliveryId)
+          return { created: false, duplicateOf: holder };
+      }
+      const deliveryFailed = (claim === undefined ? first : second)?.Code === CONDITION_FAILED;
+      if (deliveryFailed || claimFailed) return this.duplicateOf(delivery, error);
+      // A concurrent attempt at the same delivery (TransactionConflict) or throttling: the sender retries.
+      throw new JobStoreError('record the delivery', error);
+    }
+  }
+
+  /** createDelivery for a delivery with more jobs than one transaction holds. */
+  private async createDeliveryInSteps(
+    delivery: DeliveryRecord,
+    jobs: readonly JobRecord[],
+    claim: ConditionalPut | undefined,
+  ): Promise<CreateDeliveryResult> {
+    if (claim !== undefined) {
+      try {
+        await this.ddb.send(new PutCommand(claim));
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException))
+          throw new JobStoreError('claim a content key', error);
+        const holder = await this.contentHolder(String(claim.Item.pk));
+        if (holder !== undefined && holder !== delivery.deliveryId)
+          return { created: false, duplicateOf: holder };
+      }
+    }
+    try {
+      await this.ddb.send(new PutCommand(this.deliveryPut(delivery)));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException))
         throw new JobStoreError('record the delivery', error);
-      const existing = await this.getDelivery(delivery.integration, delivery.deliveryId);
-      if (existing === undefined) throw new JobStoreError('read the delivery it found', error);
-      return { created: false, existing };
+      return this.duplicateOf(delivery, error);
     }
     await this.writeNewJobs(jobs);
     return { created: true };
+  }
+
+  /** The answer for a delivery found recorded: a duplicate of itself, with its record as it stands. */
+  private async duplicateOf(delivery: DeliveryRecord, cause: unknown): Promise<CreateDeliveryResult> {
+    const existing = await this.getDelivery(delivery.integration, delivery.deliveryId);
+    if (existing === undefined) throw new JobStoreError('read the delivery it found', cause);
+    return { created: false, duplicateOf: delivery.deliveryId, existing };
+  }
+
+  /** The conditional put of a new delivery. */
+  private deliveryPut(delivery: DeliveryRecord): ConditionalPut {
+    return {
+      TableName: this.tableName,
+      Item: this.deliveryItem(delivery),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
+  }
+
+  /** The put of a content key for a delivery: free, or already its own (a retry of the same delivery). */
+  private contentClaim(delivery: DeliveryRecord, contentKey: string): ConditionalPut {
+    return {
+      TableName: this.tableName,
+      Item: {
+        pk: contentItemKey(delivery.integration, contentKey),
+        kind: 'content',
+        integration: delivery.integration,
+        deliveryId: delivery.deliveryId,
+        ttl: this.ttl(),
+      },
+      ConditionExpression: 'attribute_not_exists(pk) OR deliveryId = :deliveryId',
+      ExpressionAttributeValues: { ':deliveryId': delivery.deliveryId },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    };
+  }
+
+  /** The delivery id holding a content key, if any does. */
+  private async contentHolder(pk: string): Promise<string | undefined> {
+    const holder = await this.get(pk, 'read a content key');
+    return typeof holder?.deliveryId === 'string' ? holder.deliveryId : undefined;
   }
 
   /**
@@ -215,26 +313,6 @@ export class DynamoJobRepository implements JobRepository {
         return (result.UnprocessedItems?.[this.tableName] ?? []) as typeof left;
       });
     }
-  }
-
-  /** Claims a content key (one conditional put), or reads which delivery holds it. */
-  async claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string> {
-    const pk = contentItemKey(integration, contentKey);
-    try {
-      await this.ddb.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk, kind: 'content', integration, deliveryId, ttl: this.ttl() },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-      return deliveryId;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException))
-        throw new JobStoreError('claim a content key', error);
-    }
-    const holder = await this.get(pk, 'read a content key');
-    return typeof holder?.deliveryId === 'string' ? holder.deliveryId : deliveryId;
   }
 
   /**

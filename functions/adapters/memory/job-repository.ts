@@ -42,7 +42,7 @@ export class InMemoryJobRepository implements JobRepository {
   readonly jobs = new Map<string, JobRecord>();
   readonly contents = new Map<string, string>();
   /** Every write made, in order (operation and key), for assertions. */
-  readonly writes: Array<{ operation: RepositoryOperation | 'writeJobs'; key: string }> = [];
+  readonly writes: Array<{ operation: RepositoryOperation; key: string }> = [];
   private readonly faults: Array<{ operation: RepositoryOperation; error: unknown; times: number }> = [];
 
   constructor(private readonly options: { now?: () => number; enqueueGraceMs?: number } = {}) {}
@@ -63,31 +63,29 @@ export class InMemoryJobRepository implements JobRepository {
     throw fault.error;
   }
 
-  async createDelivery(delivery: DeliveryRecord, jobs: readonly JobRecord[]): Promise<CreateDeliveryResult> {
+  async createDelivery(
+    delivery: DeliveryRecord,
+    jobs: readonly JobRecord[],
+    contentKey?: string,
+  ): Promise<CreateDeliveryResult> {
     this.fault('createDelivery');
+    const content = contentKey === undefined ? undefined : `${delivery.integration}#${contentKey}`;
+    const holder = content === undefined ? undefined : this.contents.get(content);
+    if (holder !== undefined && holder !== delivery.deliveryId)
+      return { created: false, duplicateOf: holder };
     const key = `${delivery.integration}#${delivery.deliveryId}`;
     const existing = this.deliveries.get(key);
-    if (existing !== undefined) return { created: false, existing: clone(existing.record) };
+    if (existing !== undefined)
+      return { created: false, duplicateOf: delivery.deliveryId, existing: clone(existing.record) };
+    // One transaction on DynamoDB: recorded as one write.
+    if (content !== undefined) this.contents.set(content, delivery.deliveryId);
     this.deliveries.set(key, {
       record: clone(delivery),
       leaseUntil: this.now() + (this.options.enqueueGraceMs ?? ENQUEUE_GRACE_MS),
     });
-    this.writes.push({ operation: 'createDelivery', key });
-    // One batch write on DynamoDB: recorded as one write.
     for (const job of jobs) this.jobs.set(job.jobId, clone(job));
-    if (jobs.length > 0)
-      this.writes.push({ operation: 'writeJobs', key: jobs.map((j) => j.jobId).join(',') });
+    this.writes.push({ operation: 'createDelivery', key });
     return { created: true };
-  }
-
-  async claimContent(integration: string, contentKey: string, deliveryId: string): Promise<string> {
-    this.fault('claimContent');
-    const key = `${integration}#${contentKey}`;
-    const holder = this.contents.get(key);
-    if (holder !== undefined) return holder;
-    this.contents.set(key, deliveryId);
-    this.writes.push({ operation: 'claimContent', key });
-    return deliveryId;
   }
 
   async ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs> {

@@ -56,8 +56,8 @@ describe('acceptWebhook', () => {
     );
     expect(JSON.parse(payload.bodyText)).toEqual({ name: 'v1', repo: 'r', draft: false });
     expect(payload.headers['x-signature']).toBeUndefined();
-    // Two calls before the answer: the delivery with its jobs (one batch on DynamoDB), then the messages.
-    expect(b.jobs.writes.map((w) => w.operation)).toEqual(['createDelivery', 'writeJobs']);
+    // Two calls before the answer: the delivery with its jobs (one transaction on DynamoDB), then the messages.
+    expect(b.jobs.writes.map((w) => w.operation)).toEqual(['createDelivery']);
   });
 
   it('makes no job for a rule whose condition does not hold', async () => {

@@ -1,10 +1,10 @@
 /**
  * A hand fake of DynamoDBDocumentClient for the job table's unit tests: `send` interprets the Put, Get,
- * Update, Query and Scan commands the adapter issues on a Map of items, with the conditions it writes (an
+ * Update, Query, Scan and TransactWrite (puts only, all or nothing) commands the adapter issues on a Map of items, with the conditions it writes (an
  * unknown condition fails the test, so a change to the adapter's expressions is noticed). The open-jobs index
  * projects keys only, as the real table's does. Faults are injected per command.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -13,12 +13,13 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 
 type Item = Record<string, unknown>;
 type Values = Record<string, unknown>;
-type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet';
+type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet' | 'TransactWrite';
 
 /** The exception DynamoDB answers a failed condition with. */
 export const conditionFailed = (): ConditionalCheckFailedException =>
@@ -77,6 +78,58 @@ export class FakeJobTable {
         return this.batchWrite(input);
       case 'BatchGet':
         return this.batchGet(input);
+      case 'TransactWrite':
+        return this.transactWrite(input);
+    }
+  }
+
+  /**
+   * Puts all or nothing: every condition is checked first; any that fails cancels the whole transaction with a
+   * reason per item (the old item, in DynamoDB's wire format as the document client leaves it, when asked).
+   */
+  private transactWrite(input: Record<string, unknown>): object {
+    const puts = (input.TransactItems as Array<{ Put?: Item }>).map((entry) => {
+      if (entry.Put === undefined) throw new Error('fake table: only puts in a transaction');
+      return entry.Put;
+    });
+    const reasons = puts.map((put) => {
+      const item = defined(put.Item as Item);
+      const existing = this.items.get(String(item.pk));
+      if (this.putHolds(put, existing)) return { Code: 'None' };
+      return {
+        Code: 'ConditionalCheckFailed',
+        Message: 'The conditional request failed',
+        ...(put.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && existing !== undefined
+          ? { Item: Object.fromEntries(Object.entries(existing).map(([k, v]) => [k, { S: String(v) }])) }
+          : {}),
+      };
+    });
+    if (reasons.some((reason) => reason.Code !== 'None')) {
+      throw new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: reasons as never,
+      });
+    }
+    for (const put of puts) {
+      const item = defined(put.Item as Item);
+      this.items.set(String(item.pk), structuredClone(item));
+    }
+    return {};
+  }
+
+  /** Whether a put's condition holds over the item it would replace. */
+  private putHolds(input: Item, existing: Item | undefined): boolean {
+    const values = (input.ExpressionAttributeValues ?? {}) as Values;
+    switch (input.ConditionExpression) {
+      case undefined:
+        return true;
+      case 'attribute_not_exists(pk)':
+        return existing === undefined;
+      case 'attribute_not_exists(pk) OR deliveryId = :deliveryId':
+        return existing === undefined || existing.deliveryId === values[':deliveryId'];
+      default:
+        throw new Error(`fake table: unexpected put condition ${String(input.ConditionExpression)}`);
     }
   }
 
@@ -117,10 +170,7 @@ export class FakeJobTable {
   private put(input: Record<string, unknown>): object {
     const item = defined(input.Item as Item);
     const pk = String(item.pk);
-    if (input.ConditionExpression !== 'attribute_not_exists(pk)') {
-      throw new Error(`fake table: unexpected put condition ${String(input.ConditionExpression)}`);
-    }
-    if (this.items.has(pk)) throw conditionFailed();
+    if (!this.putHolds(input, this.items.get(pk))) throw conditionFailed();
     this.items.set(pk, structuredClone(item));
     return {};
   }
@@ -213,5 +263,6 @@ function commandName(command: unknown): CommandName {
   if (command instanceof ScanCommand) return 'Scan';
   if (command instanceof BatchWriteCommand) return 'BatchWrite';
   if (command instanceof BatchGetCommand) return 'BatchGet';
+  if (command instanceof TransactWriteCommand) return 'TransactWrite';
   throw new Error('fake table: unexpected command');
 }

@@ -1,4 +1,6 @@
 /** The job repository on DynamoDB, against a fake document client that keeps the table in a Map. */
+
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   DynamoJobRepository,
   OPEN_JOBS_INDEX,
@@ -67,9 +69,10 @@ describe('openShard', () => {
 });
 
 describe('DynamoJobRepository.createDelivery', () => {
-  it('records the delivery open in its shard, with the enqueue grace as lease and a TTL, then its jobs', async () => {
+  it('records the delivery open in its shard, with the enqueue grace as lease and a TTL, and its jobs, in one transaction', async () => {
     const { table, repository } = setup({ retentionDays: 2, enqueueGraceMs: 5_000 });
     await expect(repository.createDelivery(delivery(), [job()])).resolves.toEqual({ created: true });
+    expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
     const item = table.items.get('delivery#notes#d-1');
     expect(item).toMatchObject({
       kind: 'delivery',
@@ -86,10 +89,15 @@ describe('DynamoJobRepository.createDelivery', () => {
     });
     // An open job has no TTL: it must not expire before it is final.
     expect(table.items.get('job#d-1-job')).not.toHaveProperty('ttl');
-    expect(table.inputs('Put')[0]).toMatchObject({
+    const [deliveryPut, jobPut] = (table.inputs('TransactWrite')[0]?.TransactItems ?? []) as Array<{
+      Put: Record<string, unknown>;
+    }>;
+    expect(deliveryPut?.Put).toMatchObject({
       TableName: 'jobs-table',
       ConditionExpression: 'attribute_not_exists(pk)',
     });
+    // A job's id is new: its put needs no condition.
+    expect(jobPut?.Put).not.toHaveProperty('ConditionExpression');
   });
 
   it('uses a 30-day retention and a 60 s enqueue grace by default', async () => {
@@ -109,56 +117,111 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(item).not.toHaveProperty('leaseUntil');
   });
 
-  it('returns the delivery seen before and writes no jobs for a duplicate', async () => {
+  it('returns the delivery seen before and writes nothing for a duplicate', async () => {
     const { table, repository } = setup();
     await repository.createDelivery(delivery(), [job()]);
     const result = await repository.createDelivery(delivery('d-1', { sealedPayload: 'other' }), [
       job('other'),
     ]);
-    expect(result).toEqual({ created: false, existing: delivery() });
+    expect(result).toEqual({ created: false, duplicateOf: 'd-1', existing: delivery() });
     expect(table.items.has('job#other')).toBe(false);
+    expect(table.items.get('delivery#notes#d-1')?.sealedPayload).toBe('sealed-payload');
   });
 
-  it('writes the jobs in one batch after the conditional delivery put: two calls, 25 jobs a batch', async () => {
+  it('claims the content key in the same transaction, and answers the same content under another id as a duplicate of its holder', async () => {
     const { table, repository } = setup();
-    const jobs = Array.from({ length: 27 }, (_, i) => job(`j-${i}`));
-    await repository.createDelivery(delivery(), jobs.slice(0, 2));
-    expect(table.sent.map((s) => s.name)).toEqual(['Put', 'BatchWrite']);
-    await repository.createDelivery(delivery('d-3'), jobs.slice(2));
-    expect(table.inputs('BatchWrite').map((i) => Object.values(i.RequestItems as object)[0].length)).toEqual([
-      2, 25,
+    await repository.createDelivery(delivery(), [job()], 'content-1');
+    expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
+    expect(table.items.get('content#notes#content-1')).toMatchObject({ kind: 'content', deliveryId: 'd-1' });
+    const replay = await repository.createDelivery(delivery('d-9'), [job('j-9')], 'content-1');
+    expect(replay).toEqual({ created: false, duplicateOf: 'd-1' });
+    expect(table.items.has('delivery#notes#d-9')).toBe(false);
+    expect(table.items.has('job#j-9')).toBe(false);
+    // The same delivery again (its sender's retry): its own content key holds, the delivery is the duplicate.
+    const retry = await repository.createDelivery(delivery(), [job('j-10')], 'content-1');
+    expect(retry).toEqual({ created: false, duplicateOf: 'd-1', existing: delivery() });
+    expect(table.items.has('job#j-10')).toBe(false);
+    // Other content under a new id is a new delivery.
+    await expect(repository.createDelivery(delivery('d-2'), [job('j-2')], 'content-2')).resolves.toEqual({
+      created: true,
+    });
+  });
+
+  it('writes a delivery with more jobs than a transaction holds in steps: content key, delivery, jobs 25 a batch', async () => {
+    const { table, repository } = setup();
+    const jobs = Array.from({ length: 99 }, (_, i) => job(`j-${i}`));
+    await repository.createDelivery(delivery(), jobs, 'content-1');
+    expect(table.sent.map((s) => s.name)).toEqual([
+      'Put',
+      'Put',
+      'BatchWrite',
+      'BatchWrite',
+      'BatchWrite',
+      'BatchWrite',
     ]);
-    expect(table.items.has('job#j-26')).toBe(true);
+    expect(table.inputs('BatchWrite').map((i) => Object.values(i.RequestItems as object)[0].length)).toEqual([
+      25, 25, 25, 24,
+    ]);
+    expect(table.items.has('job#j-98')).toBe(true);
+    expect(table.items.get('content#notes#content-1')).toMatchObject({ deliveryId: 'd-1' });
+    // Its duplicates, by id and by content, write nothing.
+    await expect(repository.createDelivery(delivery(), jobs, 'content-1')).resolves.toMatchObject({
+      created: false,
+      duplicateOf: 'd-1',
+    });
+    await expect(repository.createDelivery(delivery('d-9'), jobs, 'content-1')).resolves.toEqual({
+      created: false,
+      duplicateOf: 'd-1',
+    });
+    expect(table.items.has('delivery#notes#d-9')).toBe(false);
   });
 
-  it('puts back what the batch left unprocessed, and fails retryably when it stays unprocessed', async () => {
+  it('puts back what a batch left unprocessed, and fails retryably when it stays unprocessed', async () => {
     const { table, repository } = setup();
+    const jobs = Array.from({ length: 100 }, (_, i) => job(`j-${i}`));
     table.unprocessedBatches = 1;
-    await repository.createDelivery(delivery(), [job('a'), job('b')]);
-    expect(table.inputs('BatchWrite')).toHaveLength(2);
-    expect(table.items.has('job#b')).toBe(true);
+    await repository.createDelivery(delivery(), jobs);
+    expect(table.inputs('BatchWrite')).toHaveLength(5);
+    expect(table.items.has('job#j-99')).toBe(true);
     table.unprocessedBatches = 99;
-    const error = await repository.createDelivery(delivery('d-4'), [job('c')]).catch((e: unknown) => e);
+    const error = await repository.createDelivery(delivery('d-4'), jobs).catch((e: unknown) => e);
     expect(error).toEqual(storeError('record jobs'));
-    expect(table.inputs('BatchWrite')).toHaveLength(2 + 5);
+    expect(table.inputs('BatchWrite')).toHaveLength(5 + 5);
   });
 
   it('fails retryably when the delivery it collided with cannot be read back', async () => {
     const { table, repository } = setup();
-    table.failNext('Put', conditionFailed());
+    table.failNext(
+      'TransactWrite',
+      new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+      }),
+    );
     const error = await repository.createDelivery(delivery(), [job()]).catch((e: unknown) => e);
     expect(error).toEqual(storeError('read the delivery it found'));
     expect(table.items.size).toBe(0);
   });
 
-  it('fails retryably, keeping the cause, when the table refuses the write', async () => {
+  it.each([
+    ['the table refuses the write', new Error('ProvisionedThroughputExceededException')],
+    [
+      'a concurrent attempt holds an item (TransactionConflict)',
+      new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+      }),
+    ],
+  ])('fails retryably, keeping the cause, when %s', async (_when, cause) => {
     const { table, repository } = setup();
-    const cause = new Error('ProvisionedThroughputExceededException');
-    table.failNext('Put', cause);
+    table.failNext('TransactWrite', cause);
     const error = await repository.createDelivery(delivery(), [job()]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DocrelayError);
     expect(error).toEqual(storeError('record the delivery'));
     expect((error as Error).cause).toBe(cause);
+    expect(table.items.size).toBe(0);
   });
 });
 

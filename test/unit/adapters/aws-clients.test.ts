@@ -1,0 +1,53 @@
+/** The client factories: every client is built without the SDK's logger middleware, and still works. */
+import { ListQueuesCommand } from '@aws-sdk/client-sqs';
+import {
+  createDynamoDbClient,
+  createEventBridgeClient,
+  createS3Client,
+  createSecretsManagerClient,
+  createSqsClient,
+} from '../../../functions/adapters/aws-clients';
+
+const settings = {
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
+} as const;
+
+const middlewareNames = (client: { middlewareStack: { identify(): string[] } }): string[] =>
+  client.middlewareStack.identify().map((entry) => entry.split(' ')[0] as string);
+
+describe('the AWS client factories', () => {
+  it.each([
+    ['S3', () => createS3Client(settings)],
+    ['SQS', () => createSqsClient(settings)],
+    ['DynamoDB', () => createDynamoDbClient(settings)],
+    ['EventBridge', () => createEventBridgeClient(settings)],
+    ['Secrets Manager', () => createSecretsManagerClient(settings)],
+  ])(
+    'build the %s client without the SDK logger middleware (it copies every call for a no-op logger)',
+    (_name, create) => {
+      const client = create();
+      const names = middlewareNames(client);
+      // The stack is the SDK's, less the logger: signing and retries are still there.
+      expect(names).not.toContain('loggerMiddleware');
+      expect(names).toEqual(expect.arrayContaining(['retryMiddleware', 'httpSigningMiddleware']));
+      client.destroy();
+    },
+  );
+
+  it('still sends, signs and fails as before', async () => {
+    const client = createSqsClient(settings);
+    const seen: string[] = [];
+    client.middlewareStack.add(
+      () => async (args) => {
+        const request = args.request as { headers: Record<string, string> };
+        seen.push(request.headers.authorization?.split(' ')[0] ?? '');
+        throw Object.assign(new Error('answered here'), { name: 'AnsweredHere' });
+      },
+      { step: 'finalizeRequest', priority: 'low' },
+    );
+    await expect(client.send(new ListQueuesCommand({}))).rejects.toMatchObject({ name: 'AnsweredHere' });
+    expect(seen[0]).toBe('AWS4-HMAC-SHA256');
+    client.destroy();
+  });
+});
