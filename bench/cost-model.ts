@@ -61,8 +61,9 @@ export interface CostLine {
 
 /**
  * DynamoDB request units per document, counted from functions/adapters/dynamodb/job-table.ts and the ingest,
- * worker and reconciler (the fallback when no run measured them): ingest: PutItem delivery (≈3 WRU: the sealed
- * payload of an ~8 KB webhook compresses to ~3 KB), BatchWriteItem jobs (1 WRU a job); worker: GetItem job
+ * worker and reconciler (the fallback when no run measured them): ingest: one TransactWriteItems of the
+ * delivery (≈3 WRU alone: the sealed payload of an ~8 KB webhook compresses to ~3 KB) and its jobs (1 WRU a
+ * job), at twice the units of the same writes alone (≈8 WRU; +2 with a content key); worker: GetItem job
  * (1 RRU, strongly consistent), UpdateItem claim, GetItem delivery (1 RRU), UpdateItem created, UpdateItem last
  * file stored with the job's stored status (1–2 WRU each, job items are 1–2 KB), UpdateItem delivery closed
  * on the first pickup (≈3 WRU, billed on the larger item; the reconciler closes only deliveries that went
@@ -73,7 +74,7 @@ export interface CostLine {
  * processing, created, stored: 4 writes of 1 WRU); `by-delivery` (keys only) is written once for the delivery
  * and once for the job (2 × 1 WRU): +6 in all.
  */
-export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 3 + 1 + 3 + 3 * 1.5 + 6 + 6, reads: 2 } as const;
+export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 2 * (3 + 1) + 3 + 3 * 1.5 + 6 + 6, reads: 2 } as const;
 
 /**
  * The index writes per document the emulator cannot report, counted from the code (an assumption): the
