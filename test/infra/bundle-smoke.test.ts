@@ -379,7 +379,7 @@ describe('bundled Lambda artifacts', () => {
           ? outcome.rejected.name
           : outcome,
     );
-    expect(summary).toEqual([404, 405, 404, 'ZodError', { batchItemFailures: [] }]);
+    expect(summary).toEqual([404, 405, 404, 'DeliveryRefusedError', { batchItemFailures: [] }]);
     const problem = (outcomes[0] as { resolved: { headers: Record<string, string>; body: string } }).resolved;
     expect(problem.headers['content-type']).toBe('application/problem+json');
     expect(JSON.parse(problem.body)).toMatchObject({
