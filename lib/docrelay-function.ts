@@ -86,15 +86,25 @@ export const functionEntry = (name: DocRelayFunctionName): string =>
  * bundle gets that link alone (functions/adapters/lambda-credentials.ts) instead of the SSO, STS, login and
  * IMDS providers and their nested clients (~95 KB per bundle). The SDK offers no variant without the chain;
  * its maintainers suggest replacing it at bundling (aws/aws-sdk-js-v3#6087). Without tracing, the X-Ray SDK
- * is replaced by a stand-in that throws (functions/commons/no-xray.ts): the handlers never load the Tracer
- * then, and the bundle is ~115 KB smaller.
+ * and the Powertools Tracer are replaced by stand-ins that throw (functions/commons/no-xray.ts, no-tracer.ts):
+ * the handlers never create a Tracer then, and the bundle is ~130 KB smaller.
  */
 export function bundleAliases(options: BundleOptions = {}): Record<string, string> {
   return {
     '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'functions', 'adapters', 'lambda-credentials.ts'),
     ...(options.tracing === true
       ? {}
-      : { 'aws-xray-sdk-core': join(PROJECT_ROOT, 'functions', 'commons', 'no-xray.ts') }),
+      : {
+          'aws-xray-sdk-core': join(PROJECT_ROOT, 'functions', 'commons', 'no-xray.ts'),
+          // The subpath too: esbuild would look for it under the stand-in's path (`no-tracer.ts/middleware`).
+          '@aws-lambda-powertools/tracer/middleware': join(
+            PROJECT_ROOT,
+            'functions',
+            'commons',
+            'no-tracer.ts',
+          ),
+          '@aws-lambda-powertools/tracer': join(PROJECT_ROOT, 'functions', 'commons', 'no-tracer.ts'),
+        }),
   };
 }
 

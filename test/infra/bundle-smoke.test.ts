@@ -329,11 +329,21 @@ describe('bundled Lambda artifacts', () => {
     },
   );
 
-  test.each(FUNCTION_NAMES)('%s carries the X-Ray SDK only when built with tracing', (name) => {
-    const xray = (files: string[] | undefined) =>
-      (files ?? []).some((input) => input.includes('node_modules/aws-xray-sdk-core/'));
-    expect([xray(inputs.get(name)), xray(tracedInputs.get(name))]).toEqual([false, true]);
-  });
+  test.each(FUNCTION_NAMES)(
+    '%s carries the X-Ray SDK and the Tracer only when built with tracing',
+    (name) => {
+      const carries = (files: string[] | undefined, folder: string) =>
+        (files ?? []).some((input) => input.includes(`node_modules/${folder}/`));
+      const both = (files: string[] | undefined) => [
+        carries(files, 'aws-xray-sdk-core'),
+        carries(files, '@aws-lambda-powertools/tracer'),
+      ];
+      expect([both(inputs.get(name)), both(tracedInputs.get(name))]).toEqual([
+        [false, false],
+        [true, true],
+      ]);
+    },
+  );
 
   test.each(CASES)(
     '$name, built with tracing and DOCRELAY_TRACING=true (the Tracer loaded)',
