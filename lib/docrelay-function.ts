@@ -118,8 +118,8 @@ export interface BundleOptions {
 
 /**
  * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node 20 reads and parses
- * the whole map when it loads the bundle (measured: +14 ms on the ingest's load, +30 ms on the worker's,
- * bench/analysis.md), so it is opt-in; `keepNames` already puts the function and class names in stack traces.
+ * the whole map when it loads the bundle (measured: +12–13 ms of CPU on the ingest's load, +13–16 ms on the
+ * worker's; bench/analysis.md), so it is opt-in; `keepNames` already puts function and class names in traces.
  */
 export function functionNodeOptions(options: BundleOptions = {}): string | undefined {
   return options.sourceMaps === true ? '--enable-source-maps' : undefined;
