@@ -3,7 +3,9 @@
  * platform node, everything bundled, the AWS SDK included; target node20 here so this Node can load it),
  * its size, and the time a fresh `node` process takes to load it (the handler module builds its runtime at
  * load: that is the cold start's init) against an empty bundle. Also which packages make up the bytes.
- * The bundles are those of a deployment without tracing (the construct's default: no X-Ray SDK bundled).
+ * The bundles are those of a deployment with the construct's defaults: no tracing (no X-Ray SDK bundled) and
+ * no source maps (no map written, no `--enable-source-maps`); `DOCRELAY_BENCH_SOURCE_MAPS=true` measures
+ * them with source maps instead.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -34,9 +36,12 @@ export const INGEST_BUNDLE_TARGET_BYTES = 500 * 1024;
 interface BundleSettings {
   readonly options: (entry: string, outfile: string) => BuildOptions;
   readonly source: string;
-  /** NODE_OPTIONS the construct sets on every function. */
+  /** NODE_OPTIONS the construct sets on every function (none without source maps). */
   readonly nodeOptions: string;
 }
+
+/** Source maps on (the construct's `sourceMaps`), for a run that measures their cost. */
+const SOURCE_MAPS = process.env.DOCRELAY_BENCH_SOURCE_MAPS === 'true';
 
 /**
  * The esbuild options of the CDK construct (lib/docrelay-function.ts), when it exports them; else the same
@@ -45,7 +50,7 @@ interface BundleSettings {
 async function bundleSettings(configFile: string): Promise<BundleSettings> {
   const fallback: BundleSettings = {
     source: 'bench/cold-start.ts (construct options not found)',
-    nodeOptions: '--enable-source-maps',
+    nodeOptions: SOURCE_MAPS ? '--enable-source-maps' : '',
     options: (entry, outfile) => ({
       entryPoints: [entry],
       outfile,
@@ -54,7 +59,7 @@ async function bundleSettings(configFile: string): Promise<BundleSettings> {
       target: 'node20',
       format: 'cjs',
       minify: true,
-      sourcemap: true,
+      sourcemap: SOURCE_MAPS,
       sourcesContent: false,
       keepNames: true,
       mainFields: ['module', 'main'],
@@ -69,17 +74,21 @@ async function bundleSettings(configFile: string): Promise<BundleSettings> {
       'docrelayBundling' in lib &&
       typeof lib.docrelayBundling === 'function' &&
       'esbuildBuildOptions' in lib &&
-      typeof lib.esbuildBuildOptions === 'function'
+      typeof lib.esbuildBuildOptions === 'function' &&
+      'functionNodeOptions' in lib &&
+      typeof lib.functionNodeOptions === 'function'
     ) {
-      const bundling: unknown = lib.docrelayBundling(configFile);
+      const options = { sourceMaps: SOURCE_MAPS };
+      const bundling: unknown = lib.docrelayBundling(configFile, options);
+      const nodeOptions: unknown = lib.functionNodeOptions(options);
       const toOptions = lib.esbuildBuildOptions as (
         b: unknown,
         entry: string,
         outfile: string,
       ) => BuildOptions;
       return {
-        source: 'lib/docrelay-function.ts esbuildBuildOptions(docrelayBundling(...)), target node20',
-        nodeOptions: '--enable-source-maps',
+        source: `lib/docrelay-function.ts esbuildBuildOptions(docrelayBundling(...)), target node20${SOURCE_MAPS ? ', source maps' : ''}`,
+        nodeOptions: typeof nodeOptions === 'string' ? nodeOptions : '',
         options: (entry, outfile) => ({
           ...toOptions(bundling, entry, outfile),
           target: 'node20',

@@ -28,13 +28,15 @@ export interface DocRelayAppOptions {
   readonly createSecrets?: boolean;
   /** X-Ray active tracing of the functions (DocRelayProps.tracing). @default false */
   readonly tracing?: boolean;
+  /** Source maps for the functions' stack traces (DocRelayProps.sourceMaps). @default false */
+  readonly sourceMaps?: boolean;
   /** Base directory of `configPath`. @default process.cwd() */
   readonly cwd?: string;
 }
 
 /**
  * Reads the app options from the app's context
- * (`-c config=… -c stackName=… -c createSecrets=true -c tracing=true`).
+ * (`-c config=… -c stackName=… -c createSecrets=true -c tracing=true -c sourceMaps=true`).
  */
 export function appOptionsFromContext(app: App): DocRelayAppOptions {
   const text = (key: string): string | undefined => {
@@ -50,6 +52,7 @@ export function appOptionsFromContext(app: App): DocRelayAppOptions {
     stackName: text('stackName') ?? DEFAULT_STACK_NAME,
     createSecrets: flag('createSecrets'),
     tracing: flag('tracing'),
+    sourceMaps: flag('sourceMaps'),
   };
 }
 
@@ -65,6 +68,7 @@ export function addDocRelayStack(app: App, options: DocRelayAppOptions = {}): Do
       configSource: configPath,
       createSecrets: options.createSecrets ?? false,
       tracing: options.tracing ?? false,
+      sourceMaps: options.sourceMaps ?? false,
     },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

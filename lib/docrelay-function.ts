@@ -1,8 +1,8 @@
 /**
  * The one base of every docrelay Lambda function, so no function drifts: arm64, the newest Node.js runtime of
  * the pinned CDK, X-Ray tracing when asked for, a log group with a retention, an own role (no AWS managed policy), and the
- * same esbuild bundling (local, no Docker; minified with source maps; AWS SDK v3 bundled and tree-shaken)
- * with the validated configuration copied into the asset beside the code.
+ * same esbuild bundling (local, no Docker; minified, source maps only when asked for; AWS SDK v3 bundled and
+ * tree-shaken) with the validated configuration copied into the asset beside the code.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -86,16 +86,43 @@ export const functionEntry = (name: DocRelayFunctionName): string =>
  * bundle gets that link alone (functions/adapters/lambda-credentials.ts) instead of the SSO, STS, login and
  * IMDS providers and their nested clients (~95 KB per bundle). The SDK offers no variant without the chain;
  * its maintainers suggest replacing it at bundling (aws/aws-sdk-js-v3#6087). Without tracing, the X-Ray SDK
- * is replaced by a stand-in that throws (functions/commons/no-xray.ts): the handlers never load the Tracer
- * then, and the bundle is ~115 KB smaller.
+ * and the Powertools Tracer are replaced by stand-ins that throw (functions/commons/no-xray.ts, no-tracer.ts):
+ * the handlers never create a Tracer then, and the bundle is ~130 KB smaller.
  */
-export function bundleAliases(options: { readonly tracing?: boolean } = {}): Record<string, string> {
+export function bundleAliases(options: BundleOptions = {}): Record<string, string> {
   return {
     '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'functions', 'adapters', 'lambda-credentials.ts'),
     ...(options.tracing === true
       ? {}
-      : { 'aws-xray-sdk-core': join(PROJECT_ROOT, 'functions', 'commons', 'no-xray.ts') }),
+      : {
+          'aws-xray-sdk-core': join(PROJECT_ROOT, 'functions', 'commons', 'no-xray.ts'),
+          // The subpath too: esbuild would look for it under the stand-in's path (`no-tracer.ts/middleware`).
+          '@aws-lambda-powertools/tracer/middleware': join(
+            PROJECT_ROOT,
+            'functions',
+            'commons',
+            'no-tracer.ts',
+          ),
+          '@aws-lambda-powertools/tracer': join(PROJECT_ROOT, 'functions', 'commons', 'no-tracer.ts'),
+        }),
   };
+}
+
+/** What a function's bundle is built for: tracing and source maps, each off unless asked for. */
+export interface BundleOptions {
+  /** The X-Ray SDK is bundled (and the Tracer can load) only with tracing. @default false */
+  readonly tracing?: boolean;
+  /** A source map is written beside the bundle and Node applies it to stack traces. @default false */
+  readonly sourceMaps?: boolean;
+}
+
+/**
+ * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node 20 reads and parses
+ * the whole map when it loads the bundle (measured: +12–13 ms of CPU on the ingest's load, +13–16 ms on the
+ * worker's; bench/analysis.md), so it is opt-in; `keepNames` already puts function and class names in traces.
+ */
+export function functionNodeOptions(options: BundleOptions = {}): string | undefined {
+  return options.sourceMaps === true ? '--enable-source-maps' : undefined;
 }
 
 const ALIAS_ARG = '--alias:';
@@ -105,18 +132,17 @@ const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 /**
  * The bundling options of every function. `configFile` is the validated configuration as JSON, copied into
  * the asset after bundling: it can be larger than Lambda's 4 KB environment, and it changes the asset hash.
- * `tracing` must match the function's (the X-Ray SDK is bundled only with it).
+ * `tracing` must match the function's (the X-Ray SDK is bundled only with it), and `sourceMaps` its
+ * `NODE_OPTIONS` (`functionNodeOptions`).
  */
-export function docrelayBundling(
-  configFile: string,
-  options: { readonly tracing?: boolean } = {},
-): BundlingOptions {
+export function docrelayBundling(configFile: string, options: BundleOptions = {}): BundlingOptions {
   return {
     // Docker is not needed (nor available on many CI runners): esbuild from node_modules bundles locally.
     forceDockerBundling: false,
     minify: true,
-    sourceMap: true,
-    // The maps are only for stack traces (NODE_OPTIONS=--enable-source-maps); sources would double the size.
+    // A map is only of use to Node with --enable-source-maps (functionNodeOptions), for stack traces alone:
+    // without it, no map is written; with it, the sources are left out (they would double its size).
+    sourceMap: options.sourceMaps === true,
     sourcesContent: false,
     target: BUNDLE_TARGET,
     format: OutputFormat.CJS,
@@ -221,6 +247,13 @@ export interface DocRelayFunctionProps extends FunctionSizing {
    * @default false
    */
   readonly tracing?: boolean;
+  /**
+   * Source maps: the bundle's map is written into the asset and `NODE_OPTIONS=--enable-source-maps` makes
+   * stack traces point into the TypeScript sources. Node 20 parses the whole map at every cold start, so it
+   * costs load time (bench/analysis.md); off, traces name the functions (`keepNames`) at bundle positions.
+   * @default false
+   */
+  readonly sourceMaps?: boolean;
   /** One-line description shown in the console. */
   readonly description: string;
   /**
@@ -266,6 +299,8 @@ export class DocRelayFunction extends NodejsFunction {
     // Only the two actions Lambda needs to write logs, on this function's log group alone.
     logGroup.grantWrite(role);
     const { projectRoot, lockFile } = bundlingRoot();
+    const bundle: BundleOptions = { tracing: props.tracing === true, sourceMaps: props.sourceMaps === true };
+    const nodeOptions = functionNodeOptions(bundle);
     super(scope, id, {
       ...props.functionProps,
       description: props.description,
@@ -281,11 +316,11 @@ export class DocRelayFunction extends NodejsFunction {
       logGroup,
       projectRoot,
       depsLockFilePath: lockFile,
-      bundling: docrelayBundling(props.configFile, { tracing: props.tracing === true }),
+      bundling: docrelayBundling(props.configFile, bundle),
       environment: {
         ...props.environment,
         [LAMBDA_ENV.configPath]: BUNDLED_CONFIG_FILE,
-        NODE_OPTIONS: '--enable-source-maps',
+        ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }),
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? `docrelay-${props.name}`,
         POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'docrelay',
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',

@@ -275,6 +275,7 @@ export class DocRelay extends Construct {
       identity: this.identity,
       ...(props.logLevel === undefined ? {} : { logLevel: props.logLevel }),
       tracing: props.tracing ?? false,
+      sourceMaps: props.sourceMaps ?? false,
     };
   }
 

@@ -2,8 +2,8 @@
  * Loading the configuration bundled beside a Lambda function's code: the JSON the CDK construct wrote after
  * validating it at synth against the full schema, defaults filled (lib/builders/secrets.ts). It is trusted as
  * such: the zod schema (and its ~450 KB) stays off the Lambda path, and JSON.parse replaces the YAML parser.
- * Its shape is checked just enough to fail with a clear message on a file that is not such an output, and
- * compiling its expressions checks those again.
+ * Its shape is checked just enough to fail with a clear message on a file that is not such an output. Its
+ * expressions, checked at synth, are compiled on first use: each function compiles only those it evaluates.
  */
 import { readFileSync } from 'node:fs';
 import { compileConfig, type LoadedConfig } from './compile';
@@ -13,7 +13,7 @@ import type { DocrelayConfig } from './schema';
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Reads the bundled JSON configuration (validated at synth) and compiles its expressions. */
+/** Reads the bundled JSON configuration (validated at synth); its expressions compile on first use. */
 export function loadBundledConfigSync(path: string): LoadedConfig {
   let data: unknown;
   try {
@@ -33,5 +33,5 @@ export function loadBundledConfigSync(path: string): LoadedConfig {
       problems.push({ path: 'integrations', message: 'must be a list of integrations' });
   }
   if (problems.length > 0) throw new ConfigError(path, problems);
-  return compileConfig(data as unknown as DocrelayConfig, path);
+  return compileConfig(data as unknown as DocrelayConfig, path, undefined, { lazy: true });
 }

@@ -1,8 +1,14 @@
 /**
- * The validated configuration with every JSONata expression compiled, once, at load time: mapping a delivery
- * then never parses an expression, and a syntax error can never surface at runtime.
+ * The validated configuration with every JSONata expression compiled once: at load time (mapping a delivery
+ * then never parses an expression, and a syntax error can never surface at runtime), or, for a configuration
+ * checked before (the bundled one), on each expression's first use.
  */
-import { type CompiledExpression, compileExpression, type ExpressionLimits } from './expressions';
+import {
+  type CompiledExpression,
+  compileExpression,
+  deferExpression,
+  type ExpressionLimits,
+} from './expressions';
 import type { DocrelayConfig, DocumentRule, IntegrationConfig } from './schema';
 
 /** One `data` entry: the template property and the expression giving its value. */
@@ -48,12 +54,23 @@ export interface LoadedConfig {
   readonly source: string;
 }
 
-/** Compiles every expression of an already validated configuration. */
+/** How `compileConfig` compiles. */
+export interface CompileOptions {
+  /**
+   * Compile each expression on its first use (`deferExpression`) instead of now: only for a configuration
+   * whose expressions were checked already. @default false
+   */
+  readonly lazy?: boolean;
+}
+
+/** Compiles every expression of an already validated configuration (now, or lazily: `CompileOptions`). */
 export function compileConfig(
   config: DocrelayConfig,
   source: string,
   limits?: ExpressionLimits,
+  options: CompileOptions = {},
 ): LoadedConfig {
+  const compile = options.lazy === true ? deferExpression : compileExpression;
   const integrations = new Map<string, CompiledIntegration>();
   config.integrations.forEach((integration, index) => {
     const base = `integrations[${index}]`;
@@ -63,10 +80,10 @@ export function compileConfig(
         integration: integration.id,
         name: rule.name,
         config: rule,
-        when: rule.when === undefined ? undefined : compileExpression(rule.when, `${rulePath}.when`, limits),
+        when: rule.when === undefined ? undefined : compile(rule.when, `${rulePath}.when`, limits),
         data: Object.entries(rule.data).map(([property, source]) => ({
           property,
-          expression: compileExpression(source, `${rulePath}.data${formatKey(property)}`, limits),
+          expression: compile(source, `${rulePath}.data${formatKey(property)}`, limits),
         })),
       };
     });
@@ -77,7 +94,7 @@ export function compileConfig(
       deliveryId:
         integration.deliveryId === undefined
           ? undefined
-          : compileExpression(integration.deliveryId, `${base}.deliveryId`, limits),
+          : compile(integration.deliveryId, `${base}.deliveryId`, limits),
       rules,
     });
   });

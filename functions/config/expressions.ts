@@ -81,6 +81,31 @@ export function compileExpression(
 }
 
 /**
+ * `compileExpression` on the first read of `expression`, not now: for a configuration whose expressions were
+ * checked before (the one bundled into a Lambda function, validated at synth), so that each function compiles
+ * only what it evaluates (the ingest its `when` and `deliveryId`, the worker its rules' `data`). A syntax
+ * error, were the text changed since its check, is thrown at that read, which evaluation reports as its
+ * problem.
+ */
+export function deferExpression(
+  source: string,
+  path: string,
+  limits: ExpressionLimits = {},
+): CompiledExpression {
+  const bounds = { ...DEFAULT_EXPRESSION_LIMITS, ...limits };
+  let compiled: jsonata.Expression | undefined;
+  return {
+    source,
+    path,
+    limits: bounds,
+    get expression(): jsonata.Expression {
+      compiled ??= compileExpression(source, path, bounds).expression;
+      return compiled;
+    },
+  };
+}
+
+/**
  * The problem of an expression, or undefined when it compiles and is allowed: a syntax error, or a use of
  * `$eval`, which evaluates text (a payload field, say) as an expression with every binding in reach.
  */

@@ -61,6 +61,8 @@ export interface FunctionWiring {
   readonly logLevel?: DocRelayFunctionProps['logLevel'];
   /** X-Ray active tracing of every function. */
   readonly tracing: boolean;
+  /** Source maps for every function's stack traces (DocRelayProps.sourceMaps). */
+  readonly sourceMaps: boolean;
   /** Metric namespace and service names of this deployment. */
   readonly identity: DeploymentIdentity;
 }
@@ -104,6 +106,7 @@ function newFunction(
     ...(wiring.logRemovalPolicy === undefined ? {} : { logRemovalPolicy: wiring.logRemovalPolicy }),
     ...(wiring.logLevel === undefined ? {} : { logLevel: wiring.logLevel }),
     tracing: wiring.tracing,
+    sourceMaps: wiring.sourceMaps,
     functionProps: {
       ...(size.vpc === undefined ? {} : { vpc: size.vpc }),
       ...(size.vpcSubnets === undefined ? {} : { vpcSubnets: size.vpcSubnets }),

@@ -5,7 +5,7 @@
  * handler's answer to the same event. Catches missing modules, bad externals and minification breakage.
  */
 import { execFile, execSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +21,7 @@ import {
   esbuildBuildOptions,
   FUNCTION_NAMES,
   functionEntry,
+  functionNodeOptions,
 } from '../../lib/docrelay-function';
 import { FIXTURE_CONFIG } from './support';
 
@@ -55,7 +56,7 @@ const LAMBDA_ENVIRONMENT = {
   [LAMBDA_ENV.sealingSecretName]: SETTINGS.sealingSecretName,
   [LAMBDA_ENV.maxReceiveCount]: String(SETTINGS.maxReceiveCount),
   [LAMBDA_ENV.leaseSeconds]: String(SETTINGS.leaseSeconds),
-  NODE_OPTIONS: '--enable-source-maps',
+  NODE_OPTIONS: functionNodeOptions() ?? '',
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'AKIDSMOKETEST',
   AWS_SECRET_ACCESS_KEY: 'smoke-test-secret',
@@ -260,6 +261,8 @@ describe('bundled Lambda artifacts', () => {
   // The same functions built for a deployment with tracing on.
   const tracedDirs = new Map<DocRelayFunctionName, string>();
   const tracedInputs = new Map<DocRelayFunctionName, string[]>();
+  // And built with source maps.
+  const mappedDirs = new Map<DocRelayFunctionName, string>();
 
   beforeAll(async () => {
     // The validated config as the construct writes it, and the construct's bundling options for it.
@@ -271,6 +274,11 @@ describe('bundled Lambda artifacts', () => {
         suffix: '-traced',
         bundling: docrelayBundling(configFile, { tracing: true }),
         into: [tracedDirs, tracedInputs],
+      },
+      {
+        suffix: '-mapped',
+        bundling: docrelayBundling(configFile, { sourceMaps: true }),
+        into: [mappedDirs, new Map<DocRelayFunctionName, string[]>()],
       },
     ] as const;
     await Promise.all(
@@ -321,11 +329,21 @@ describe('bundled Lambda artifacts', () => {
     },
   );
 
-  test.each(FUNCTION_NAMES)('%s carries the X-Ray SDK only when built with tracing', (name) => {
-    const xray = (files: string[] | undefined) =>
-      (files ?? []).some((input) => input.includes('node_modules/aws-xray-sdk-core/'));
-    expect([xray(inputs.get(name)), xray(tracedInputs.get(name))]).toEqual([false, true]);
-  });
+  test.each(FUNCTION_NAMES)(
+    '%s carries the X-Ray SDK and the Tracer only when built with tracing',
+    (name) => {
+      const carries = (files: string[] | undefined, folder: string) =>
+        (files ?? []).some((input) => input.includes(`node_modules/${folder}/`));
+      const both = (files: string[] | undefined) => [
+        carries(files, 'aws-xray-sdk-core'),
+        carries(files, '@aws-lambda-powertools/tracer'),
+      ];
+      expect([both(inputs.get(name)), both(tracedInputs.get(name))]).toEqual([
+        [false, false],
+        [true, true],
+      ]);
+    },
+  );
 
   test.each(CASES)(
     '$name, built with tracing and DOCRELAY_TRACING=true (the Tracer loaded)',
@@ -338,6 +356,30 @@ describe('bundled Lambda artifacts', () => {
     },
   );
 
+  test.each(FUNCTION_NAMES)('%s has a source map only when built with source maps', (name) => {
+    const mapped = (dir: string | undefined) => {
+      const code = readFileSync(join(dir ?? '', 'index.js'), 'utf8');
+      return [existsSync(join(dir ?? '', 'index.js.map')), code.includes('//# sourceMappingURL=')];
+    };
+    expect([mapped(dirs.get(name)), mapped(mappedDirs.get(name))]).toEqual([
+      [false, false],
+      [true, true],
+    ]);
+  });
+
+  test.each(CASES)(
+    '$name, built with source maps and NODE_OPTIONS=--enable-source-maps',
+    async ({ fn, event }) => {
+      const [mapped, plain] = await Promise.all([
+        invokeBundle(mappedDirs.get(fn)!, event, {
+          NODE_OPTIONS: functionNodeOptions({ sourceMaps: true }) ?? '',
+        }),
+        invokeBundle(dirs.get(fn)!, event),
+      ]);
+      expect(mapped).toEqual(plain);
+    },
+  );
+
   test('the answers are the expected ones', async () => {
     const outcomes = await Promise.all(CASES.map(({ fn, event }) => invokeBundle(dirs.get(fn)!, event)));
     const summary = outcomes.map((outcome) =>
@@ -347,7 +389,7 @@ describe('bundled Lambda artifacts', () => {
           ? outcome.rejected.name
           : outcome,
     );
-    expect(summary).toEqual([404, 405, 404, 'ZodError', { batchItemFailures: [] }]);
+    expect(summary).toEqual([404, 405, 404, 'DeliveryRefusedError', { batchItemFailures: [] }]);
     const problem = (outcomes[0] as { resolved: { headers: Record<string, string>; body: string } }).resolved;
     expect(problem.headers['content-type']).toBe('application/problem+json');
     expect(JSON.parse(problem.body)).toMatchObject({

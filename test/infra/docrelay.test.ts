@@ -85,7 +85,7 @@ describe('DocRelay with its defaults', () => {
     });
 
     test.each(Object.keys(functionsOf(relay)))(
-      '%s: environment names the resources, source maps and Powertools',
+      '%s: environment names the resources and Powertools; no NODE_OPTIONS (source maps are opt-in)',
       (name) => {
         const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
         const env = template.toJSON().Resources[id(fn)].Properties.Environment.Variables;
@@ -98,7 +98,6 @@ describe('DocRelay with its defaults', () => {
           [LAMBDA_ENV.sealingSecretName]: { Ref: id(relay.sealingSecret) },
           [LAMBDA_ENV.maxReceiveCount]: '8',
           [LAMBDA_ENV.leaseSeconds]: '1800',
-          NODE_OPTIONS: '--enable-source-maps',
           POWERTOOLS_SERVICE_NAME: `Test-${name}`,
           POWERTOOLS_METRICS_NAMESPACE: 'docrelay/Test',
           POWERTOOLS_LOG_LEVEL: 'INFO',
@@ -813,4 +812,26 @@ describe('DocRelay with tracing', () => {
       );
     },
   );
+});
+
+describe('DocRelay with source maps', () => {
+  const { stack, template } = synthStack({ sourceMaps: true });
+  const relay = stack.docRelay;
+  const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(stack, construct);
+
+  test.each(Object.keys(functionsOf(relay)))('%s: Node applies the source map to stack traces', (name) => {
+    const fn = functionsOf(relay)[name as keyof ReturnType<typeof functionsOf>];
+    const env = template.toJSON().Resources[id(fn)].Properties.Environment.Variables;
+    expect(env.NODE_OPTIONS).toBe('--enable-source-maps');
+  });
+
+  test('a NODE_OPTIONS of the caller passes through when source maps are off, and gives way when on', () => {
+    const functions = { ingest: { environment: { NODE_OPTIONS: '--max-old-space-size=200' } } };
+    const off = synthStack({ functions });
+    const on = synthStack({ functions, sourceMaps: true });
+    const nodeOptions = (synth: ReturnType<typeof synthStack>) =>
+      synth.template.toJSON().Resources[logicalId(synth.stack, synth.stack.docRelay.ingestFunction)]
+        .Properties.Environment.Variables.NODE_OPTIONS;
+    expect([nodeOptions(off), nodeOptions(on)]).toEqual(['--max-old-space-size=200', '--enable-source-maps']);
+  });
 });

@@ -5,28 +5,21 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import middy from '@middy/core';
-import { z } from 'zod';
 import { type Observability, traced } from '../../commons/observability';
 import { type AcceptedDelivery, acceptEvent, type IngestDeps } from '../../core/accept-delivery';
 import { recordAccepted } from '../record-accepted';
+import { parseEventDelivery } from './event-delivery';
 
-/** What the EventBridge target sends: the integration id and the matching event. */
-export const eventDeliverySchema = z.object({
-  integrationId: z.string().min(1),
-  event: EventBridgeSchema,
-});
-
-/** The event delivery input. */
-export type EventDelivery = z.infer<typeof eventDeliverySchema>;
-
-/** Builds the event ingest handler. Throws (so EventBridge retries) on a failure. */
+/**
+ * Builds the event ingest handler. Throws (so EventBridge retries, then dead-letters) on a failure; an input
+ * that is not an event delivery is a `DeliveryRefusedError` (`malformed-body`) naming its first wrong field.
+ */
 export function makeEventIngestHandler(deps: IngestDeps, observability: Observability) {
   const { logger, metrics } = observability;
   const handle = async (input: unknown): Promise<AcceptedDelivery['body']> => {
-    const { integrationId, event } = eventDeliverySchema.parse(input);
-    const accepted = await acceptEvent(deps, integrationId, event as Record<string, unknown>);
+    const { integrationId, event } = parseEventDelivery(input);
+    const accepted = await acceptEvent(deps, integrationId, event);
     recordAccepted(observability, 'event', integrationId, accepted.body);
     return accepted.body;
   };

@@ -1,4 +1,4 @@
-import { compileExpression } from '../../../functions/config/expressions';
+import { compileExpression, deferExpression } from '../../../functions/config/expressions';
 import { parseConfig } from '../../../functions/config/load';
 import type { Template } from '../../../functions/docgen/types';
 import { MAX_COLLECTION_ITEMS } from '../../../functions/mapping/builtins';
@@ -99,6 +99,16 @@ describe('bounded built-ins, in process', () => {
       '($f := function($a, $n) { $n = 0 ? $a : $f([$a, $a], $n - 1) }; $f([1], 40))',
     );
     expect(outcome).toMatchObject({ ok: false, problem: { code: 'MAPPING_TOO_LARGE' } });
+  });
+
+  it('bounds an expression compiled on first use (the bundled config) as one compiled at load', async () => {
+    const ready = prepareInput(input(bigOrder));
+    if (!ready.ok) throw new Error('unprepared');
+    const deferred = deferExpression('$pad(name, 300000000)', 'data.T', { timeoutMs: 120_000 });
+    expect(deferred.limits.timeoutMs).toBe(120_000);
+    const [outcome] = await evaluateAll([deferred], ready.prepared);
+    expect(outcome).toMatchObject({ ok: false, problem: { code: 'MAPPING_TOO_LARGE' } });
+    expect(deferred.expression).toBe(deferred.expression);
   });
 
   it('refuses $eval at run time too', async () => {

@@ -178,9 +178,15 @@ describe('a Lambda container starting point', () => {
     const { storage: _storage, ...unvalidated } = bundled;
     await writeFile(invalid, JSON.stringify({ ...unvalidated, integrations: 'x' }));
     expect(() => loadBundledConfigSync(invalid)).toThrow(/storage: needs keyPattern.*|2 problems/);
+  });
+
+  it('compiles a bundled expression on its first use (checked at synth), a syntax error then', async () => {
     const bad = join(dir, 'bad-expression.json');
     const integration = { ...bundled.integrations[0], deliveryId: '$$$(' };
     await writeFile(bad, JSON.stringify({ ...bundled, integrations: [integration] }));
-    expect(() => loadBundledConfigSync(bad)).toThrow();
+    const loaded = loadBundledConfigSync(bad);
+    const rule = loaded.integrations.get('x')?.rules[0];
+    expect(await rule?.data[0]?.expression.expression.evaluate({ name: 'Ada' })).toBe('Ada');
+    expect(() => loaded.integrations.get('x')?.deliveryId?.expression).toThrow();
   });
 });
