@@ -61,7 +61,7 @@ async function bundleSettings(configFile: string): Promise<BundleSettings> {
       minify: true,
       sourcemap: SOURCE_MAPS,
       sourcesContent: false,
-      keepNames: true,
+      keepNames: false,
       mainFields: ['module', 'main'],
       logLevel: 'warning',
     }),

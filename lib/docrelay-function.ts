@@ -119,7 +119,7 @@ export interface BundleOptions {
 /**
  * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node 20 reads and parses
  * the whole map when it loads the bundle (measured: +12–13 ms of CPU on the ingest's load, +13–16 ms on the
- * worker's; bench/analysis.md), so it is opt-in; `keepNames` already puts function and class names in traces.
+ * worker's; bench/analysis.md), so it is opt-in; error classes carry their names either way (functions/commons/errors.ts).
  */
 export function functionNodeOptions(options: BundleOptions = {}): string | undefined {
   return options.sourceMaps === true ? '--enable-source-maps' : undefined;
@@ -154,8 +154,10 @@ export function docrelayBundling(configFile: string, options: BundleOptions = {}
     esbuildArgs: Object.fromEntries(
       Object.entries(bundleAliases(options)).map(([name, target]) => [`${ALIAS_ARG}${name}`, target]),
     ),
-    // Error classes are logged and matched by name; minified names would make logs unreadable.
-    keepNames: true,
+    // Names are not kept: keeping them wraps every function and class in a naming call, at load and at each
+    // closure's creation (bench/analysis.md: −32 KB and ~7 ms of the ingest's load CPU without). Error classes
+    // write their names out (functions/commons/errors.ts), so logs still say `DeliveryRefusedError`.
+    keepNames: false,
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
@@ -250,7 +252,7 @@ export interface DocRelayFunctionProps extends FunctionSizing {
   /**
    * Source maps: the bundle's map is written into the asset and `NODE_OPTIONS=--enable-source-maps` makes
    * stack traces point into the TypeScript sources. Node 20 parses the whole map at every cold start, so it
-   * costs load time (bench/analysis.md); off, traces name the functions (`keepNames`) at bundle positions.
+   * costs load time (bench/analysis.md); off, traces show minified names at bundle positions (error classes keep theirs).
    * @default false
    */
   readonly sourceMaps?: boolean;

@@ -25,6 +25,7 @@ export function formatConfigProblem(problem: ConfigProblem, source?: string): st
 
 /** The configuration cannot be used: it lists every problem found. Never retryable. */
 export class ConfigError extends DocrelayError {
+  override name = 'ConfigError';
   /** Every problem found, in file order. */
   readonly problems: readonly ConfigProblem[];
   /** The file (or label) the configuration came from. */
@@ -41,6 +42,7 @@ export class ConfigError extends DocrelayError {
 
 /** The configuration file cannot be read at all (missing, unreadable). */
 export class ConfigFileError extends DocrelayError {
+  override name = 'ConfigFileError';
   constructor(path: string, cause: unknown) {
     const reason =
       typeof cause === 'object' && cause !== null && 'code' in cause && cause.code === 'ENOENT'

@@ -15,6 +15,7 @@ export type RefusalReason =
 
 /** A delivery refused; `message` is safe to show the sender. Nothing was recorded or queued. */
 export class DeliveryRefusedError extends DocrelayError {
+  override name = 'DeliveryRefusedError';
   constructor(
     readonly reason: RefusalReason,
     message: string,
@@ -25,6 +26,7 @@ export class DeliveryRefusedError extends DocrelayError {
 
 /** A write lost a race with another writer of the same job (its version moved on). */
 export class JobConflictError extends DocrelayError {
+  override name = 'JobConflictError';
   constructor(jobId: string, cause?: unknown) {
     super('JOB_CONFLICT', `job ${jobId} was changed by another worker`, { retryable: true, cause });
   }
@@ -32,6 +34,7 @@ export class JobConflictError extends DocrelayError {
 
 /** A transition the job's state does not allow (a stale message or a bug): never retried. */
 export class InvalidTransitionError extends DocrelayError {
+  override name = 'InvalidTransitionError';
   constructor(jobId: string, status: string, transition: string) {
     super('INVALID_TRANSITION', `job ${jobId} cannot go through "${transition}" while ${status}`);
   }
@@ -39,6 +42,7 @@ export class InvalidTransitionError extends DocrelayError {
 
 /** The job's rule is gone from the configuration (it changed under the job). Not retryable. */
 export class RuleRemovedError extends DocrelayError {
+  override name = 'RuleRemovedError';
   constructor(integration: string, rule: string) {
     super('RULE_REMOVED', `integration "${integration}" has no rule "${rule}" any more`);
   }
@@ -46,6 +50,7 @@ export class RuleRemovedError extends DocrelayError {
 
 /** The job's delivery record expired or was deleted, so its payload is gone. Not retryable. */
 export class DeliveryMissingError extends DocrelayError {
+  override name = 'DeliveryMissingError';
   constructor(deliveryId: string) {
     super('DELIVERY_MISSING', `the delivery ${deliveryId} of this job is no longer recorded`);
   }
@@ -53,6 +58,7 @@ export class DeliveryMissingError extends DocrelayError {
 
 /** The download links expired again and again within one attempt. Retryable (a later attempt starts anew). */
 export class LinksExpiringError extends DocrelayError {
+  override name = 'LinksExpiringError';
   constructor() {
     super('LINKS_EXPIRING', 'download links kept expiring before the copy finished', { retryable: true });
   }
@@ -60,6 +66,7 @@ export class LinksExpiringError extends DocrelayError {
 
 /** The job started as many attempts as `jobs.maxAttempts` allows (its worker may die on it every time). */
 export class AttemptsExhaustedError extends DocrelayError {
+  override name = 'AttemptsExhaustedError';
   constructor(attempts: number) {
     super(
       'ATTEMPTS_EXHAUSTED',

@@ -44,6 +44,7 @@ export function sealPayload(
 
 /** A sealed payload that cannot be opened (the sealing secret changed, or the record was tampered with). */
 export class PayloadUnavailableError extends DocrelayError {
+  override name = 'PayloadUnavailableError';
   constructor() {
     super('PAYLOAD_UNAVAILABLE', 'the delivery payload cannot be opened (was the sealing secret replaced?)');
   }

@@ -23,6 +23,7 @@ export interface ReplayOptions {
 
 /** A job that cannot be replayed in its state; the message says why in one line. */
 export class ReplayRefusedError extends DocrelayError {
+  override name = 'ReplayRefusedError';
   constructor(message: string) {
     super('REPLAY_REFUSED', message);
   }

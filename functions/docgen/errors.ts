@@ -23,6 +23,7 @@ export interface DocgenErrorDetails {
 
 /** The base of the client's errors. */
 export class DocgenError extends DocrelayError {
+  override name = 'DocgenError';
   /** The client operation that failed. */
   readonly operation?: string;
   /** HTTP status of the last response, when there was one. */
@@ -46,6 +47,7 @@ export class DocgenError extends DocrelayError {
 
 /** The service answered 429: too many requests. */
 export class DocgenRateLimitedError extends DocgenError {
+  override name = 'DocgenRateLimitedError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_RATE_LIMITED', message, true, details);
   }
@@ -53,6 +55,7 @@ export class DocgenRateLimitedError extends DocgenError {
 
 /** The service answered with a 5xx status. */
 export class DocgenUnavailableError extends DocgenError {
+  override name = 'DocgenUnavailableError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_UNAVAILABLE', message, true, details);
   }
@@ -60,6 +63,7 @@ export class DocgenUnavailableError extends DocgenError {
 
 /** A request got no (complete) answer within the client's timeout. */
 export class DocgenTimeoutError extends DocgenError {
+  override name = 'DocgenTimeoutError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_TIMEOUT', message, true, details);
   }
@@ -67,6 +71,7 @@ export class DocgenTimeoutError extends DocgenError {
 
 /** The connection failed (refused, reset, DNS). */
 export class DocgenNetworkError extends DocgenError {
+  override name = 'DocgenNetworkError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_NETWORK', message, true, details);
   }
@@ -74,6 +79,7 @@ export class DocgenNetworkError extends DocgenError {
 
 /** The API key was refused (401/403), even after reading it again. */
 export class DocgenAuthError extends DocgenError {
+  override name = 'DocgenAuthError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_AUTH', message, false, details);
   }
@@ -81,6 +87,7 @@ export class DocgenAuthError extends DocgenError {
 
 /** The template or workspace does not exist (404). */
 export class DocgenNotFoundError extends DocgenError {
+  override name = 'DocgenNotFoundError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_NOT_FOUND', message, false, details);
   }
@@ -88,6 +95,7 @@ export class DocgenNotFoundError extends DocgenError {
 
 /** The service refused the request (a 4xx other than 401, 403, 404, 413, 429). */
 export class DocgenBadRequestError extends DocgenError {
+  override name = 'DocgenBadRequestError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_BAD_REQUEST', message, false, details);
   }
@@ -95,6 +103,7 @@ export class DocgenBadRequestError extends DocgenError {
 
 /** The request body exceeded the service's size limit (413); the message says how many bytes were sent. */
 export class DocgenPayloadTooLargeError extends DocgenError {
+  override name = 'DocgenPayloadTooLargeError';
   /** Size of the body sent, in bytes. */
   readonly bodyBytes: number;
 
@@ -106,6 +115,7 @@ export class DocgenPayloadTooLargeError extends DocgenError {
 
 /** A multi-file template needs a chosen file (`@api.templateFileId`); refused before any request. */
 export class DocgenTemplateFileRequiredError extends DocgenError {
+  override name = 'DocgenTemplateFileRequiredError';
   /** The template's files to choose from. */
   readonly files: ReadonlyArray<{ id: string; filename: string }>;
 
@@ -117,6 +127,7 @@ export class DocgenTemplateFileRequiredError extends DocgenError {
 
 /** The service answered with a body the client cannot use (not JSON, or not the documented shape). */
 export class DocgenBadResponseError extends DocgenError {
+  override name = 'DocgenBadResponseError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_BAD_RESPONSE', message, false, details);
   }
@@ -124,6 +135,7 @@ export class DocgenBadResponseError extends DocgenError {
 
 /** A download link (or a redirect) points outside the allowed origins, or is not https where required. */
 export class DocgenDownloadOriginRefusedError extends DocgenError {
+  override name = 'DocgenDownloadOriginRefusedError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_DOWNLOAD_ORIGIN_REFUSED', message, false, details);
   }
@@ -131,6 +143,7 @@ export class DocgenDownloadOriginRefusedError extends DocgenError {
 
 /** The download link has expired or its file was removed: generate the document again. */
 export class DocgenLinkExpiredError extends DocgenError {
+  override name = 'DocgenLinkExpiredError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_LINK_EXPIRED', message, false, details);
   }
@@ -138,6 +151,7 @@ export class DocgenLinkExpiredError extends DocgenError {
 
 /** The caller aborted the operation through its signal. */
 export class DocgenAbortedError extends DocgenError {
+  override name = 'DocgenAbortedError';
   constructor(message: string, details?: DocgenErrorDetails) {
     super('DOCGEN_ABORTED', message, false, details);
   }

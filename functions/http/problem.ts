@@ -17,6 +17,7 @@ export interface HttpResponse {
 
 /** A problem an entry point answers itself (a wrong method, an unknown job): its HTTP fields are its own. */
 export class ProblemError extends DocrelayError {
+  override name = 'ProblemError';
   constructor(
     readonly status: number,
     readonly slug: string,

@@ -18,6 +18,7 @@ export const MAX_COLLECTION_ITEMS = 10_000;
 
 /** A built-in refused its arguments (or its result) for size; reported as `MAPPING_TOO_LARGE`. */
 export class BuiltinLimitError extends Error {
+  override name = 'BuiltinLimitError';
   /** Stable code, distinct from jsonata's own. */
   readonly code = 'DOCRELAY_BUILTIN_LIMIT';
 }

@@ -45,6 +45,7 @@ export function formatMappingProblem(problem: MappingProblem): string {
 
 /** A payload could not be mapped; lists every problem found (of one rule, or of each failing rule). */
 export class MappingError extends DocrelayError {
+  override name = 'MappingError';
   /** Every problem found. */
   readonly problems: readonly MappingProblem[];
   /** Integration concerned, when known. */

@@ -156,6 +156,7 @@ function describeEvaluationError(
 }
 
 class ValueShapeError extends Error {
+  override name = 'ValueShapeError';
   constructor(
     readonly code: MappingProblem['code'],
     message: string,

@@ -50,6 +50,7 @@ export const JOB_LIST_LIMITS = { default: 50, max: 100 } as const;
 
 /** A list cursor the repository did not hand out (or from another query): the caller's mistake. */
 export class InvalidCursorError extends DocrelayError {
+  override name = 'InvalidCursorError';
   constructor() {
     super('INVALID_CURSOR', 'the cursor is not one this list handed out');
   }

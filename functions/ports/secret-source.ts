@@ -16,6 +16,7 @@ export interface SecretSource {
 
 /** A secret that is missing or cannot be read. Its message names the secret, never a value. */
 export class SecretNotFoundError extends DocrelayError {
+  override name = 'SecretNotFoundError';
   constructor(name: string, where: string, cause?: unknown) {
     super('SECRET_NOT_FOUND', `secret "${name}" is not set in ${where}`, { cause });
   }

@@ -24,6 +24,7 @@ function issuesOf(json: unknown): string[] {
 
 /** A message that is not a job message (poison): it can never succeed. */
 export class InvalidJobMessageError extends DocrelayError {
+  override name = 'InvalidJobMessageError';
   constructor(issues: string) {
     super('INVALID_JOB_MESSAGE', `the queue message is not a job message: ${issues}`);
   }

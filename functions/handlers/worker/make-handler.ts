@@ -28,6 +28,7 @@ export interface WorkerHandlerDeps {
 
 /** A message to try again later: reported to SQS as a batch item failure. */
 export class RetryLaterError extends DocrelayError {
+  override name = 'RetryLaterError';
   constructor(jobId: string, code: string) {
     super('RETRY_LATER', `job ${jobId} will be retried (${code})`, { retryable: true });
   }

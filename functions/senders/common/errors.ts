@@ -12,6 +12,7 @@ export type SignatureErrorCode =
  * limits, never a signature, an expected value, a secret or the body.
  */
 export class SignatureError extends DocrelayError {
+  override name = 'SignatureError';
   declare readonly code: SignatureErrorCode;
   /** Short, client-safe explanation for the problem+json `detail` field. */
   readonly detail: string;
@@ -25,6 +26,7 @@ export class SignatureError extends DocrelayError {
 
 /** The integration's verify block cannot work (missing secret, unknown scheme, `none` without opt-in). */
 export class VerifyConfigError extends DocrelayError {
+  override name = 'VerifyConfigError';
   declare readonly code: 'VERIFY_CONFIG_INVALID';
 
   constructor(message: string) {
@@ -34,6 +36,7 @@ export class VerifyConfigError extends DocrelayError {
 
 /** A delivery cannot be signed (`docrelay send`); the message says why, never with a secret value. */
 export class SigningError extends DocrelayError {
+  override name = 'SigningError';
   declare readonly code: 'SIGNING_IMPOSSIBLE';
 
   constructor(message: string) {
