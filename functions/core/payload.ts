@@ -16,11 +16,14 @@ export interface DeliveryPayload {
   readonly query: Readonly<Record<string, string>>;
 }
 
-const metaSchema = z.strictObject({
-  headers: z.record(z.string(), z.string()),
-  query: z.record(z.string(), z.string()),
-  contentType: z.optional(z.string()),
-});
+/** The sealed meta line's shape, built on first use: the ingest only seals, so zod stays out of its bundle. */
+const metaSchema = (): z.ZodMiniType<Pick<DeliveryPayload, 'headers' | 'query' | 'contentType'>> =>
+  z.strictObject({
+    headers: z.record(z.string(), z.string()),
+    query: z.record(z.string(), z.string()),
+    contentType: z.optional(z.string()),
+  });
+let openedMeta: ReturnType<typeof metaSchema> | undefined;
 
 /** DynamoDB items hold 400 KB; a sealed payload must leave room for the rest of the delivery record. */
 export const MAX_SEALED_PAYLOAD_BYTES = 350_000;
@@ -66,7 +69,8 @@ export function openPayload(
   } catch {
     throw new PayloadUnavailableError();
   }
-  const result = metaSchema.safeParse(meta);
+  openedMeta ??= metaSchema();
+  const result = openedMeta.safeParse(meta);
   if (!result.success) throw new PayloadUnavailableError();
   return { ...result.data, bodyText: bytes.subarray(newline + 1).toString('utf8') };
 }
