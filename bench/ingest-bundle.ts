@@ -1,0 +1,71 @@
+/**
+ * The ingest handler as Lambda runs it: bench/ingest-handler-entry.ts bundled with the construct's esbuild
+ * options (lib/docrelay-function.ts: minified, the SDK's ES module builds, the credential and tracing
+ * aliases; target node20 so this Node loads it), then run in a fresh `node` that measures the handler against
+ * the floor. The bundle is written under node_modules/.cache so that it resolves the payload fixtures' package.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { docrelayBundling, esbuildBuildOptions } from '../lib/docrelay-function';
+import type { PayloadSize } from './fixtures/payloads';
+import type { Comparison } from './harness';
+import { type HandlerMeasureOptions, handlerRow, INGEST_BENCH_CONFIG } from './ingest-overhead';
+import type { ResultRow } from './results';
+
+const ROOT = resolve(__dirname, '..');
+const OUT_DIR = join(ROOT, 'node_modules', '.cache', 'docrelay-bench');
+
+/** Builds the bundle and returns its path. */
+async function buildBundle(): Promise<string> {
+  await mkdir(OUT_DIR, { recursive: true });
+  const outfile = join(OUT_DIR, 'ingest-handler.js');
+  // The construct's config copy step is not run: the benchmark passes its own configuration's path.
+  const unusedConfig = join(OUT_DIR, 'unused-config.json');
+  await writeFile(unusedConfig, '{}');
+  await build({
+    ...esbuildBuildOptions(
+      docrelayBundling(unusedConfig),
+      join(__dirname, 'ingest-handler-entry.ts'),
+      outfile,
+    ),
+    target: 'node20',
+  });
+  return outfile;
+}
+
+function runBundle(file: string, options: HandlerMeasureOptions, timeoutMs: number): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--no-warnings', file, JSON.stringify(options)], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) done(out);
+      else fail(new Error(`the bundled ingest benchmark exited ${code ?? signal}: ${err.slice(-2000)}`));
+    });
+  });
+}
+
+/** Measures the bundled handler; one row per size, the 20 KB one with issue 17's target. */
+export async function runBundledIngestHandler(
+  options: HandlerMeasureOptions & { readonly timeoutMs?: number },
+): Promise<ResultRow[]> {
+  const file = await buildBundle();
+  const { timeoutMs, ...measure } = options;
+  const output = await runBundle(file, { configPath: INGEST_BENCH_CONFIG, ...measure }, timeoutMs ?? 300_000);
+  const results = JSON.parse(output) as Array<{ size: PayloadSize; bytes: number; run: Comparison }>;
+  return results.map((result) => handlerRow(result, 'Lambda bundle', true));
+}
