@@ -155,6 +155,8 @@ export function instantAwsClients(options: InstantAwsOptions = {}): {
     new SQSClient({
       region,
       credentials,
+      // As on AWS (functions/adapters/aws-clients.ts): the stack is resolved once per command type.
+      cacheMiddleware: true,
       requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
     }),
   );

@@ -62,12 +62,18 @@ export function createS3Client(settings: AwsClientSettings = {}): S3Client {
   return withoutSdkLogger(client);
 }
 
-/** The SQS client. */
+/**
+ * The SQS client. On AWS (no endpoint) it resolves its middleware stack once per command type instead of on
+ * every send (`cacheMiddleware`, ~5% of the ingest's CPU per webhook); nothing adds middleware to it after its
+ * first send there. Locally it resolves per send: tests add middleware to the running stack's client.
+ */
 export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
   return withoutSdkLogger(
     new SQSClient({
       ...clientBase(settings),
-      ...(settings.endpoints?.sqs === undefined ? {} : { endpoint: settings.endpoints.sqs }),
+      ...(settings.endpoints?.sqs === undefined
+        ? { cacheMiddleware: true }
+        : { endpoint: settings.endpoints.sqs }),
     }),
   );
 }

@@ -1,5 +1,5 @@
 /** The client factories: every client is built without the SDK's logger middleware, and still works. */
-import { ListQueuesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import {
   createDynamoDbClient,
   createEventBridgeClient,
@@ -34,6 +34,29 @@ describe('the AWS client factories', () => {
       client.destroy();
     },
   );
+
+  it('caches the SQS client’s resolved middleware on AWS, not locally, and each send still carries its own input', async () => {
+    const local = createSqsClient({ ...settings, endpoints: { sqs: 'http://127.0.0.1:9' } });
+    expect(local.config.cacheMiddleware).not.toBe(true);
+    local.destroy();
+    const client = createSqsClient(settings);
+    expect(client.config.cacheMiddleware).toBe(true);
+    const urls: string[] = [];
+    client.middlewareStack.add(
+      () => async (args) => {
+        urls.push((args.input as { QueueUrl?: string }).QueueUrl ?? '');
+        throw Object.assign(new Error('answered here'), { name: 'AnsweredHere' });
+      },
+      { step: 'initialize' },
+    );
+    for (const url of ['https://sqs.example/a', 'https://sqs.example/b']) {
+      await expect(client.send(new GetQueueAttributesCommand({ QueueUrl: url }))).rejects.toMatchObject({
+        name: 'AnsweredHere',
+      });
+    }
+    expect(urls).toEqual(['https://sqs.example/a', 'https://sqs.example/b']);
+    client.destroy();
+  });
 
   it('still sends, signs and fails as before', async () => {
     const client = createSqsClient(settings);
