@@ -11,20 +11,21 @@
  * the first. Every other operation goes to dynalite untouched.
  */
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import {
-  type AttributeValue,
-  type ConsumedCapacity,
-  DeleteItemCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
+import type {
+  AttributeValue,
+  ConsumedCapacity,
+  DeleteItemCommandInput,
+  DeleteItemCommandOutput,
+  DescribeTableCommandOutput,
+  GetItemCommandOutput,
+  PutItemCommandInput,
+  PutItemCommandOutput,
+  UpdateItemCommandInput,
+  UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentity } from '@smithy/types';
-import { withoutSdkLogger } from '../../functions/adapters/aws-clients';
 
 const TARGET = 'DynamoDB_20120810.TransactWriteItems';
 /** DynamoDB's limits: items per transaction, and how long a client request token is remembered. */
@@ -76,29 +77,97 @@ export interface TransactionFrontOptions {
 
 /**
  * Makes `server` (a dynalite server) answer TransactWriteItems; everything else still goes to dynalite. Call
- * once, before or after it listens; returns a function that releases the front's client.
+ * once, before or after it listens; returns a function that releases the front.
  */
 export function addTransactWriteItems(server: Server, options: TransactionFrontOptions): () => void {
   const [dynalite] = server.listeners('request') as Array<
     (req: IncomingMessage, res: ServerResponse) => void
   >;
   if (dynalite === undefined) throw new Error('the DynamoDB emulator has no request handler');
-  let client: DynamoDBClient | undefined;
-  const front = new TransactionFront(() => {
-    client ??= withoutSdkLogger(
-      new DynamoDBClient({
-        ...options,
-        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      }),
-    );
-    return client;
-  });
+  const front = new TransactionFront(
+    inProcessCalls((request, response) => dynalite.call(server, request, response), options),
+  );
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (request.headers['x-amz-target'] !== TARGET) return dynalite.call(server, request, response);
     void front.answer(request, response);
   });
-  return () => client?.destroy();
+  return () => undefined;
+}
+
+/** One single-item operation of DynamoDB's JSON protocol: its wire input, resolving to its wire output. */
+type Call = <T>(operation: string, input: object) => Promise<T>;
+
+/** A failed operation as dynalite answered it: `name` is the error type without its namespace. */
+class OperationError extends Error {
+  constructor(
+    override readonly name: string,
+    message: string,
+    readonly $metadata: { readonly httpStatusCode: number },
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The front's own operations go straight to dynalite's request handler in this process, as the same JSON
+ * requests the SDK would send over loopback, without the SDK's signing and serde or a socket on either end
+ * (dynalite reads the request and answers the response objects only; it checks that a SigV4 header is there,
+ * not its signature).
+ */
+function inProcessCalls(
+  dynalite: (request: IncomingMessage, response: ServerResponse) => void,
+  options: TransactionFrontOptions,
+): Call {
+  const credential = `${options.credentials.accessKeyId}/20000101/${options.region}/dynamodb/aws4_request`;
+  return <T>(operation: string, input: object): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const request = Object.assign(new EventEmitter(), {
+        method: 'POST',
+        url: '/',
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': `DynamoDB_20120810.${operation}`,
+          'x-amz-date': '20000101T000000Z',
+          authorization: `AWS4-HMAC-SHA256 Credential=${credential}, SignedHeaders=host, Signature=0`,
+        },
+      });
+      let status = 200;
+      const response = {
+        set statusCode(value: number) {
+          status = value;
+        },
+        get statusCode(): number {
+          return status;
+        },
+        setHeader: () => undefined,
+        end: (body?: string) => {
+          try {
+            const answer = JSON.parse(body ?? '{}') as {
+              __type?: string;
+              message?: string;
+              Message?: string;
+            };
+            if (status === 200) return resolve(answer as T);
+            const type = answer.__type ?? 'InternalServerError';
+            reject(
+              new OperationError(
+                type.slice(type.lastIndexOf('#') + 1),
+                answer.message ?? answer.Message ?? type,
+                {
+                  httpStatusCode: status,
+                },
+              ),
+            );
+          } catch (error) {
+            reject(error);
+          }
+        },
+      };
+      dynalite(request as unknown as IncomingMessage, response as unknown as ServerResponse);
+      request.emit('data', Buffer.from(JSON.stringify(input)));
+      request.emit('end');
+    });
 }
 
 /** The old image of one item written, to undo the write. */
@@ -114,7 +183,7 @@ class TransactionFront {
   private readonly tokens = new Map<string, { digest: string; until: number }>();
   private readonly keyNames = new Map<string, string[]>();
 
-  constructor(private readonly client: () => DynamoDBClient) {}
+  constructor(private readonly call: Call) {}
 
   async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
@@ -213,60 +282,70 @@ class TransactionFront {
     entry: TransactEntry,
     key: Item,
   ): Promise<{ old: Item | undefined; consumed: ConsumedCapacity | undefined }> {
-    const client = this.client();
     const common = { ReturnValues: 'ALL_OLD', ReturnConsumedCapacity: 'TOTAL' } as const;
     if (entry.Put !== undefined) {
       const { ReturnValuesOnConditionCheckFailure: _r, ...put } = entry.Put;
-      const out = await client.send(new PutItemCommand({ ...put, ...common }));
+      const out = await this.call<PutItemCommandOutput>('PutItem', {
+        ...put,
+        ...common,
+      } satisfies PutItemCommandInput);
       return { old: out.Attributes, consumed: out.ConsumedCapacity };
     }
     if (entry.Update !== undefined) {
       const { ReturnValuesOnConditionCheckFailure: _r, ...update } = entry.Update;
-      const out = await client.send(new UpdateItemCommand({ ...update, ...common }));
+      const out = await this.call<UpdateItemCommandOutput>('UpdateItem', {
+        ...update,
+        ...common,
+      } satisfies UpdateItemCommandInput);
       return { old: out.Attributes, consumed: out.ConsumedCapacity };
     }
     if (entry.Delete !== undefined) {
       const { ReturnValuesOnConditionCheckFailure: _r, ...remove } = entry.Delete;
-      const out = await client.send(new DeleteItemCommand({ ...remove, ...common }));
+      const out = await this.call<DeleteItemCommandOutput>('DeleteItem', {
+        ...remove,
+        ...common,
+      } satisfies DeleteItemCommandInput);
       return { old: out.Attributes, consumed: out.ConsumedCapacity };
     }
     // A condition check writes nothing: an update that changes nothing checks the condition, and the item it
     // created when there was none is deleted at once.
     const check = entry.ConditionCheck as NonNullable<TransactEntry['ConditionCheck']>;
-    const out = await client.send(
-      new UpdateItemCommand({
+    const out = await this.call<UpdateItemCommandOutput>('UpdateItem', {
+      TableName: check.TableName,
+      Key: key,
+      ConditionExpression: check.ConditionExpression,
+      UpdateExpression: 'REMOVE #docrelayConditionCheck',
+      ExpressionAttributeNames: {
+        ...check.ExpressionAttributeNames,
+        '#docrelayConditionCheck': 'docrelay:check',
+      },
+      ...(check.ExpressionAttributeValues === undefined
+        ? {}
+        : { ExpressionAttributeValues: check.ExpressionAttributeValues }),
+      ...common,
+    } satisfies UpdateItemCommandInput);
+    if (out.Attributes === undefined)
+      await this.call('DeleteItem', {
         TableName: check.TableName,
         Key: key,
-        ConditionExpression: check.ConditionExpression,
-        UpdateExpression: 'REMOVE #docrelayConditionCheck',
-        ExpressionAttributeNames: {
-          ...check.ExpressionAttributeNames,
-          '#docrelayConditionCheck': 'docrelay:check',
-        },
-        ...(check.ExpressionAttributeValues === undefined
-          ? {}
-          : { ExpressionAttributeValues: check.ExpressionAttributeValues }),
-        ...common,
-      }),
-    );
-    if (out.Attributes === undefined)
-      await client.send(new DeleteItemCommand({ TableName: check.TableName, Key: key }));
+      } satisfies DeleteItemCommandInput);
     return { old: out.Attributes, consumed: undefined };
   }
 
   /** Puts back the old images of the writes made, last first. */
   private async undo(writes: readonly Undo[]): Promise<void> {
-    const client = this.client();
     for (const { table, key, old } of [...writes].reverse()) {
-      if (old === undefined) await client.send(new DeleteItemCommand({ TableName: table, Key: key }));
-      else await client.send(new PutItemCommand({ TableName: table, Item: old }));
+      if (old === undefined) await this.call('DeleteItem', { TableName: table, Key: key });
+      else await this.call('PutItem', { TableName: table, Item: old });
     }
   }
 
   private async get(table: string, key: Item): Promise<Item | undefined> {
-    const out = await this.client().send(
-      new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }),
-    );
+    const out = await this.call<GetItemCommandOutput>('GetItem', {
+      TableName: table,
+      Key: key,
+      ConsistentRead: true,
+    });
     return out.Item;
   }
 
@@ -277,11 +356,11 @@ class TransactionFront {
     if (typeof table !== 'string') throw validation('TableName is required');
     let names = this.keyNames.get(table);
     if (names === undefined) {
-      const described = await this.client()
-        .send(new DescribeTableCommand({ TableName: table }))
-        .catch((error: unknown) => {
-          throw asWire(error);
-        });
+      const described = await this.call<DescribeTableCommandOutput>('DescribeTable', {
+        TableName: table,
+      }).catch((error: unknown) => {
+        throw asWire(error);
+      });
       names = (described.Table?.KeySchema ?? []).map((element) => String(element.AttributeName));
       this.keyNames.set(table, names);
     }

@@ -40,6 +40,7 @@ import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emu
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
+import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
 import { localContext } from './lambda-context';
 import { type Poller, startPoller } from './poller';
@@ -90,6 +91,11 @@ export interface LocalStackOptions {
   readonly watchConfig?: boolean;
   /** Check every rule against the service's templates at start and reload, told as warnings. @default true */
   readonly checkTemplates?: boolean;
+  /**
+   * Where the AWS emulators (DynamoDB, S3, SQS) run: in a child process of their own, on another core than
+   * the handlers, or in this process. @default 'child'
+   */
+  readonly awsEmulators?: 'child' | 'in-process';
 }
 
 /** What a config reload did: the new config runs, or the running one stays because the edit is broken. */
@@ -166,11 +172,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const visibility = options.visibilityTimeoutSeconds ?? 60;
     const linkLifetimeMs = options.linkLifetimeMs ?? trustedLinkLifetime(emulator, options.emulator);
     const maxReceiveCount = options.maxReceiveCount ?? 5;
-    const aws = await startAwsEmulators({
-      dataDir: settings.dataDir,
-      maxReceiveCount,
-      visibilityTimeoutSeconds: visibility,
-    });
+    const awsOptions = { dataDir: settings.dataDir, maxReceiveCount, visibilityTimeoutSeconds: visibility };
+    const aws: AwsEmulators =
+      options.awsEmulators === 'in-process'
+        ? await startAwsEmulators(awsOptions)
+        : await startAwsEmulatorsProcess({ ...awsOptions, onExit: (reason) => line(`error: ${reason}`) });
     stops.push(() => aws.stop());
 
     const clients = createAwsClients({

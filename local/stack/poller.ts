@@ -76,7 +76,27 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
 export function startPoller(options: PollerOptions): Poller {
   let running = true;
   let batches = 0;
+  // Stopping ends the receives waiting on an empty queue at once instead of after their long poll.
+  const stopping = new AbortController();
   const lanes: Promise<void>[] = [];
+  // Deletes run beside the lane's next receive (as Lambda's event source deletes apart from its polling);
+  // stop() waits for them.
+  const deletes = new Set<Promise<void>>();
+  const remove = (messages: readonly Message[]): void => {
+    const deleting = options.sqs
+      .send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => options.onError?.(error),
+      )
+      .finally(() => deletes.delete(deleting));
+    deletes.add(deleting);
+  };
   const lane = async (index: number): Promise<void> => {
     const handler = options.handlerForLane(index);
     while (running) {
@@ -90,6 +110,7 @@ export function startPoller(options: PollerOptions): Poller {
             MessageSystemAttributeNames: ['All'],
             MessageAttributeNames: ['All'],
           }),
+          { abortSignal: stopping.signal },
         );
         messages = received.Messages ?? [];
       } catch (error) {
@@ -113,24 +134,16 @@ export function startPoller(options: PollerOptions): Poller {
         continue;
       }
       const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-      if (done.length === 0) continue;
-      try {
-        await options.sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: options.queueUrl,
-            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
-          }),
-        );
-      } catch (error) {
-        options.onError?.(error);
-      }
+      if (done.length > 0) remove(done);
     }
   };
   for (let i = 0; i < options.concurrency; i += 1) lanes.push(lane(i));
   return {
     stop: async () => {
       running = false;
+      stopping.abort();
       await Promise.all(lanes);
+      await Promise.all([...deletes]);
     },
     batches: () => batches,
   };

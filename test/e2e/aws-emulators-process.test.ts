@@ -1,0 +1,105 @@
+/**
+ * The local AWS emulators in their own process (local/stack/aws-emulators-process.ts): they answer on
+ * loopback, keep their data across a stop and a start on the same directory, end when stopped, and end by
+ * themselves when the process that started them is killed.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/stack/aws-emulators';
+import { startAwsEmulatorsProcess } from '../../local/stack/aws-emulators-process';
+import { processAlive } from '../../local/state-files';
+import { startDevProcess } from './helpers/dev-process';
+import { waitUntil } from './helpers/wait';
+
+jest.setTimeout(60_000);
+
+let dataDir: string;
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-aws-process-'));
+});
+
+afterEach(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const client = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+
+it('answers on loopback, keeps its data across a restart, and ends when stopped', async () => {
+  const first = await startAwsEmulatorsProcess({ dataDir });
+  expect(first.pid).not.toBe(process.pid);
+  expect(Object.values(first.endpoints)).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/)]),
+  );
+  const s3 = new S3Client({ ...client, endpoint: first.endpoints.s3, forcePathStyle: true });
+  await s3.send(new PutObjectCommand({ Bucket: first.bucket, Key: 'kept.txt', Body: 'still here' }));
+  s3.destroy();
+  await first.stop();
+  expect(processAlive(first.pid)).toBe(false);
+
+  const second = await startAwsEmulatorsProcess({ dataDir });
+  try {
+    const again = new S3Client({ ...client, endpoint: second.endpoints.s3, forcePathStyle: true });
+    const object = await again.send(new GetObjectCommand({ Bucket: second.bucket, Key: 'kept.txt' }));
+    expect(await object.Body?.transformToString()).toBe('still here');
+    again.destroy();
+    const dynamodb = new DynamoDBClient({ ...client, endpoint: second.endpoints.dynamodb });
+    const table = await dynamodb.send(new DescribeTableCommand({ TableName: second.tableName }));
+    expect(table.Table?.TableStatus).toBe('ACTIVE');
+    dynamodb.destroy();
+    const sqs = new SQSClient({ ...client, endpoint: second.endpoints.sqs });
+    const queue = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: second.queueUrl, AttributeNames: ['RedrivePolicy'] }),
+    );
+    expect(queue.Attributes?.RedrivePolicy).toContain('docrelay-jobs-dlq');
+    sqs.destroy();
+  } finally {
+    await second.stop();
+  }
+  // A second stop is a no-op.
+  await second.stop();
+});
+
+/** Process ids whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        // The parent pid is the 4th field, after the command in parentheses.
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const linuxOnly = process.platform === 'linux' ? it : it.skip;
+
+linuxOnly(
+  'ends by itself when `docrelay dev` is killed, so a new stack can use the data directory',
+  async () => {
+    const dev = await startDevProcess(dataDir);
+    const children = childrenOf(dev.child.pid as number);
+    expect(children.length).toBeGreaterThan(0);
+
+    await dev.stop('SIGKILL');
+
+    await waitUntil('the emulators to end after their parent', async () =>
+      children.every((pid) => !processAlive(pid)) ? true : undefined,
+    );
+    const next = await startDevProcess(dataDir);
+    expect((await fetch(`${next.url}/healthz`)).status).toBe(200);
+    expect(await next.stop('SIGINT')).toEqual({ code: 0, signal: null });
+    expect(children.concat(childrenOf(next.child.pid as number)).every((pid) => !processAlive(pid))).toBe(
+      true,
+    );
+  },
+);
