@@ -5,7 +5,7 @@
  * with the documented shape (docs/configuration.md, "Bodies"); text/plain stays text (`$body`).
  * Multipart is refused for now. The worker decodes the stored body text with the same functions.
  */
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
 import { defineValue } from '../mapping/evaluate';
 import { DeliveryRefusedError } from './errors';
 
@@ -133,21 +133,39 @@ function parseForm(text: string): Record<string, unknown> {
 const DOCTYPE = /<!DOCTYPE/i;
 const ENTITY = /<!ENTITY/i;
 
-const xmlParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  textNodeName: '#text',
-  // Values stay strings: a zip code "01234" must not become 1234.
-  parseTagValue: false,
-  parseAttributeValue: false,
-  // Only the five predefined entities remain possible once DOCTYPE is refused.
-  processEntities: true,
-  htmlEntities: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  trimValues: true,
-  // Repeated elements become arrays by the parser's own rule; single ones stay objects.
-});
+type XmlParserModule = typeof import('fast-xml-parser');
+
+let xml: { parser: XMLParser; validator: XmlParserModule['XMLValidator'] } | undefined;
+
+/**
+ * The XML parser, loaded on the first XML body: most deliveries are JSON, and the parser with its dependencies
+ * costs ~5 ms of every cold start when loaded with the module (bench/analysis.md). `require()` keeps it bundled
+ * but unevaluated until then.
+ */
+function xmlTools(): NonNullable<typeof xml> {
+  if (xml === undefined) {
+    const { XMLParser, XMLValidator } = require('fast-xml-parser') as XmlParserModule;
+    xml = {
+      parser: new XMLParser({
+        ignoreAttributes: false,
+        attributeNamePrefix: '@',
+        textNodeName: '#text',
+        // Values stay strings: a zip code "01234" must not become 1234.
+        parseTagValue: false,
+        parseAttributeValue: false,
+        // Only the five predefined entities remain possible once DOCTYPE is refused.
+        processEntities: true,
+        htmlEntities: false,
+        ignoreDeclaration: true,
+        ignorePiTags: true,
+        trimValues: true,
+        // Repeated elements become arrays by the parser's own rule; single ones stay objects.
+      }),
+      validator: XMLValidator,
+    };
+  }
+  return xml;
+}
 
 /** XML as an object of the documented shape; DOCTYPE and entity declarations are refused. */
 function parseXml(text: string): Record<string, unknown> {
@@ -157,10 +175,11 @@ function parseXml(text: string): Record<string, unknown> {
       'XML with a document type declaration or entities is refused.',
     );
   }
-  if (XMLValidator.validate(text) !== true) {
+  const { parser, validator } = xmlTools();
+  if (validator.validate(text) !== true) {
     throw new DeliveryRefusedError('malformed-body', 'The body is not well-formed XML.');
   }
-  const parsed: unknown = xmlParser.parse(text);
+  const parsed: unknown = parser.parse(text);
   if (typeof parsed !== 'object' || parsed === null || Object.keys(parsed).length !== 1) {
     throw new DeliveryRefusedError('malformed-body', 'The XML body has no single document element.');
   }
