@@ -108,6 +108,34 @@ export function bundleAliases(options: BundleOptions = {}): Record<string, strin
   };
 }
 
+/**
+ * Packages a function loads only for some requests, shipped beside its bundle instead of inside it: the XML
+ * parser and its dependencies (~65 KB; functions/core/body.ts requires it on the first XML body). Each is left
+ * out of the bundle (external) and built, after it, into the asset's `node_modules/<name>/index.js`, where the
+ * bundle's `require('<name>')` finds it; a cold start of JSON deliveries never reads it.
+ */
+export const LAZY_MODULES = ['fast-xml-parser'] as const;
+
+/** The commands that build each of LAZY_MODULES into `outputDir`, with the project's own esbuild. */
+export function lazyModuleCommands(outputDir: string): string[] {
+  const from = { paths: [PROJECT_ROOT] };
+  const esbuild = require.resolve('esbuild', from);
+  return LAZY_MODULES.map((name) => {
+    const options = {
+      entryPoints: [require.resolve(name, from)],
+      outfile: join(outputDir, 'node_modules', name, 'index.js'),
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: BUNDLE_TARGET,
+      minify: true,
+      logLevel: 'warning',
+    };
+    const script = `require(${JSON.stringify(esbuild)}).buildSync(${JSON.stringify(options)})`;
+    return `${shellQuote(process.execPath)} -e ${shellQuote(script)}`;
+  });
+}
+
 /** What a function's bundle is built for: tracing and source maps, each off unless asked for. */
 export interface BundleOptions {
   /** The X-Ray SDK is bundled (and the Tracer can load) only with tracing. @default false */
@@ -147,8 +175,9 @@ export function docrelayBundling(configFile: string, options: BundleOptions = {}
     target: BUNDLE_TARGET,
     format: OutputFormat.CJS,
     // Bundle the AWS SDK v3 instead of using the runtime's copy: the version we test is the one that runs,
-    // and its ES module builds ('module' first) let esbuild tree-shake what the functions do not use.
-    externalModules: [],
+    // and its ES module builds ('module' first) let esbuild tree-shake what the functions do not use. Only the
+    // modules loaded on some requests stay out, built beside the bundle after it (LAZY_MODULES).
+    externalModules: [...LAZY_MODULES],
     bundleAwsSDK: true,
     mainFields: ['module', 'main'],
     esbuildArgs: Object.fromEntries(
@@ -163,6 +192,7 @@ export function docrelayBundling(configFile: string, options: BundleOptions = {}
       beforeInstall: () => [],
       afterBundling: (_inputDir: string, outputDir: string) => [
         `cp ${shellQuote(configFile)} ${shellQuote(join(outputDir, BUNDLED_CONFIG_FILE))}`,
+        ...lazyModuleCommands(outputDir),
       ],
     },
   };

@@ -315,6 +315,22 @@ describe('bundled Lambda artifacts', () => {
   });
 
   test.each(FUNCTION_NAMES)(
+    '%s ships the XML parser beside its bundle, loaded by name, parsing as the package does',
+    async (name) => {
+      const dir = dirs.get(name)!;
+      expect(inputs.get(name)?.some((input) => input.includes('node_modules/fast-xml-parser/'))).toBe(false);
+      const script = `const { XMLParser } = require('fast-xml-parser');
+        process.stdout.write(JSON.stringify(new XMLParser({ ignoreAttributes: false }).parse(process.argv[1])));`;
+      const xmlText = '<order id="7"><item>a</item><item>b</item></order>';
+      // Resolved from the bundle's folder, as the bundle's require('fast-xml-parser') is in Lambda.
+      const { stdout } = await run(process.execPath, ['-e', script, xmlText], { cwd: dir });
+      const { XMLParser } = await import('fast-xml-parser');
+      expect(JSON.parse(stdout)).toEqual(new XMLParser({ ignoreAttributes: false }).parse(xmlText));
+      expect(existsSync(join(dir, 'node_modules', 'fast-xml-parser', 'index.js'))).toBe(true);
+    },
+  );
+
+  test.each(FUNCTION_NAMES)(
     '%s bundles the environment credential provider alone, not the default chain and its SSO/STS clients',
     (name) => {
       const providers = (inputs.get(name) ?? [])

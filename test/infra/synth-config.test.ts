@@ -7,7 +7,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { ConfigError } from '../../functions/config/errors';
 import { parseConfig } from '../../functions/config/load';
 import { addDocRelayStack } from '../../lib/docrelay-app';
-import { BUNDLED_CONFIG_FILE, docrelayBundling } from '../../lib/docrelay-function';
+import { BUNDLED_CONFIG_FILE, docrelayBundling, lazyModuleCommands } from '../../lib/docrelay-function';
 import { FIXTURE_CONFIG, fixtureConfig, ROOT, synthStack, testApp } from './support';
 
 const run = promisify(execFile);
@@ -78,8 +78,9 @@ describe('the configuration at synth', () => {
     expect(relay.config).toEqual(parseConfig(readFileSync(FIXTURE_CONFIG, 'utf8'), 'fixture').config);
     // Copied beside the bundle after esbuild ran: never through the 4 KB environment.
     const hooks = docrelayBundling(relay.configFile).commandHooks!;
-    expect(hooks.afterBundling('/in', '/asset out')).toEqual([
-      `cp '${relay.configFile}' '/asset out/${BUNDLED_CONFIG_FILE}'`,
-    ]);
+    const commands = hooks.afterBundling('/in', '/asset out');
+    expect(commands[0]).toBe(`cp '${relay.configFile}' '/asset out/${BUNDLED_CONFIG_FILE}'`);
+    // Then the modules loaded on some requests only, built beside the bundle (test/infra/bundle-smoke.test.ts).
+    expect(commands.slice(1)).toEqual(lazyModuleCommands('/asset out'));
   });
 });
