@@ -1,4 +1,4 @@
-/** Runs one of the bench's TypeScript files in a fresh Node process (through tsx) and returns its stdout. */
+/** Runs a bench TypeScript file (through tsx) or a built bundle in a fresh Node process and returns its stdout. */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
@@ -19,12 +19,23 @@ export function runTsChild(
   args: readonly string[],
   options: ChildOptions = {},
 ): Promise<string> {
+  return runNodeChild(['--import', 'tsx', resolve(ROOT, file), ...args], { ...options, label: file });
+}
+
+/**
+ * Runs `node [nodeArgs] ...argv` from the repository root and returns its stdout; rejects on a non-zero exit
+ * (with the end of its stderr) or when killed after `timeoutMs`.
+ */
+export function runNodeChild(
+  argv: readonly string[],
+  options: ChildOptions & { readonly label?: string } = {},
+): Promise<string> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(
-      process.execPath,
-      [...(options.nodeArgs ?? []), '--no-warnings', '--import', 'tsx', resolve(ROOT, file), ...args],
-      { cwd: ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--no-warnings', ...argv], {
+      cwd: ROOT,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -37,7 +48,7 @@ export function runTsChild(
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolveRun(out);
-      else reject(new Error(`${file} exited ${code ?? signal}: ${err.slice(-2000)}`));
+      else reject(new Error(`${options.label ?? argv[0]} exited ${code ?? signal}: ${err.slice(-2000)}`));
     });
   });
 }

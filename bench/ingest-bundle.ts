@@ -4,11 +4,11 @@
  * aliases; target node20 so this Node loads it), then run in a fresh `node` that measures the handler against
  * the floor. The bundle is written under node_modules/.cache so that it resolves the payload fixtures' package.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { docrelayBundling, esbuildBuildOptions } from '../lib/docrelay-function';
+import { runNodeChild } from './child';
 import type { PayloadSize } from './fixtures/payloads';
 import type { Comparison } from './harness';
 import { type HandlerMeasureOptions, handlerRow, INGEST_BENCH_CONFIG } from './ingest-overhead';
@@ -37,37 +37,17 @@ async function buildBundle(): Promise<string> {
   return outfile;
 }
 
-function runBundle(file: string, options: HandlerMeasureOptions, timeoutMs: number): Promise<string> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--no-warnings', file, JSON.stringify(options)], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) done(out);
-      else fail(new Error(`the bundled ingest benchmark exited ${code ?? signal}: ${err.slice(-2000)}`));
-    });
-  });
-}
-
 /** Measures the bundled handler; one row per size, the 20 KB one with issue 17's target. */
 export async function runBundledIngestHandler(
   options: HandlerMeasureOptions & { readonly timeoutMs?: number },
 ): Promise<ResultRow[]> {
   const file = await buildBundle();
   const { timeoutMs, ...measure } = options;
-  const output = await runBundle(file, { configPath: INGEST_BENCH_CONFIG, ...measure }, timeoutMs ?? 300_000);
+  const output = await runNodeChild([file, JSON.stringify({ configPath: INGEST_BENCH_CONFIG, ...measure })], {
+    env: { PATH: process.env.PATH, POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },
+    timeoutMs: timeoutMs ?? 300_000,
+    label: 'the bundled ingest benchmark',
+  });
   const results = JSON.parse(output) as Array<{ size: PayloadSize; bytes: number; run: Comparison }>;
   return results.map((result) => handlerRow(result, 'Lambda bundle', true));
 }
