@@ -7,13 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ZodError } from 'zod';
-import {
-  errorResponse,
-  type HttpResponse,
-  ProblemError,
-  problemResponse,
-} from '../../functions/http/problem';
+import { errorResponse, type HttpResponse, problemResponse } from '../../functions/http/problem';
 import { localContext } from './lambda-context';
 
 /** A handler as the API calls it. */
@@ -326,7 +320,8 @@ async function handle(
         body: JSON.stringify(result),
       };
     } catch (error) {
-      return errorResponse(eventProblem(error));
+      // An event that does not fit EventBridge's shape is a refusal naming its first wrong field (400).
+      return errorResponse(error);
     }
   }
   return problem(404, 'not-found', 'Not found', 'No such route.');
@@ -347,23 +342,4 @@ function readRoute(path: string): { routeKey: string; pathParameters?: Record<st
     };
   }
   return undefined;
-}
-
-/**
- * What the local events route answers for an error, through the one mapping of functions/http/problem.ts: an
- * event that does not fit EventBridge's shape is named by its first wrong field (zod's own message is a JSON
- * dump), an unknown integration is a 404; refusals pass as they are, anything else is a generic 500.
- */
-function eventProblem(error: unknown): unknown {
-  if (error instanceof ZodError) {
-    const issue = error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? 'the event' : issue.path.join('.');
-    return new ProblemError(
-      400,
-      'invalid-event',
-      'Event not accepted',
-      `${where}: ${issue?.message ?? 'invalid'}.`,
-    );
-  }
-  return error;
 }
