@@ -30,13 +30,16 @@ const ROOT = resolve(__dirname, '..');
 const INTEGRATION = 'stripe-invoices';
 const SECRET_NAME = 'docrelay/stripe-webhook';
 
-/** n8n's figures, by hand (../shared/peers/n8n/results/side-by-side-2026-11-23.md): quoted, not measured. */
+/**
+ * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side, by hand,
+ * 2026-11-25": two n8n steps alternated with two docrelay steps, load average 1.1–1.8): quoted, not measured.
+ */
 export const N8N_REFERENCE = {
-  date: '2026-11-23',
+  date: '2026-11-25',
   version: 'n8n 1.123.81',
-  documentsPerSecond: { low: 7.7, high: 9.7, median: 9.16 },
-  ackMs: { p50: 1084, p99: 1693 },
-  endToEndMs: { p50: 1084, p99: 1693 },
+  documentsPerSecond: { low: 11.57, high: 12.58, median: 12.08 },
+  ackMs: { p50: 850, p99: 1093 },
+  endToEndMs: { p50: 850, p99: 1093 },
 } as const;
 
 /** Options of the pipeline benchmark. */
