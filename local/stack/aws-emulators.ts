@@ -86,15 +86,9 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     await mkdir(s3Dir, { recursive: true });
 
     const dynamoServer = dynalite({ path: dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-    const releaseTransactions = addTransactWriteItems(dynamoServer, {
-      region: LOCAL_REGION,
-      credentials: LOCAL_CREDENTIALS,
-    });
+    addTransactWriteItems(dynamoServer, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
     const dynamoPort = await listen(dynamoServer);
-    stops.push(async () => {
-      releaseTransactions();
-      await closeServer(dynamoServer);
-    });
+    stops.push(() => closeServer(dynamoServer));
 
     const s3Server = new S3rver({ port: 0, address: '127.0.0.1', directory: s3Dir, silent: true });
     completePutsOnly(s3Server);

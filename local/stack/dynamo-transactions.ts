@@ -20,7 +20,6 @@ import type {
   DeleteItemCommandOutput,
   DescribeTableCommandOutput,
   GetItemCommandOutput,
-  PutItemCommandInput,
   PutItemCommandOutput,
   UpdateItemCommandInput,
   UpdateItemCommandOutput,
@@ -77,9 +76,9 @@ export interface TransactionFrontOptions {
 
 /**
  * Makes `server` (a dynalite server) answer TransactWriteItems; everything else still goes to dynalite. Call
- * once, before or after it listens; returns a function that releases the front.
+ * once, before or after it listens; it holds nothing to release (its calls go to dynalite in process).
  */
-export function addTransactWriteItems(server: Server, options: TransactionFrontOptions): () => void {
+export function addTransactWriteItems(server: Server, options: TransactionFrontOptions): void {
   const [dynalite] = server.listeners('request') as Array<
     (req: IncomingMessage, res: ServerResponse) => void
   >;
@@ -92,20 +91,21 @@ export function addTransactWriteItems(server: Server, options: TransactionFrontO
     if (request.headers['x-amz-target'] !== TARGET) return dynalite.call(server, request, response);
     void front.answer(request, response);
   });
-  return () => undefined;
 }
 
 /** One single-item operation of DynamoDB's JSON protocol: its wire input, resolving to its wire output. */
 type Call = <T>(operation: string, input: object) => Promise<T>;
 
-/** A failed operation as dynalite answered it: `name` is the error type without its namespace. */
+/** A failed operation as dynalite answered it: `name` is its error type without the namespace of `type`. */
 class OperationError extends Error {
+  override readonly name: string;
   constructor(
-    override readonly name: string,
+    readonly type: string,
     message: string,
-    readonly $metadata: { readonly httpStatusCode: number },
+    readonly status: number,
   ) {
     super(message);
+    this.name = type.slice(type.lastIndexOf('#') + 1);
   }
 }
 
@@ -149,16 +149,8 @@ function inProcessCalls(
               Message?: string;
             };
             if (status === 200) return resolve(answer as T);
-            const type = answer.__type ?? 'InternalServerError';
-            reject(
-              new OperationError(
-                type.slice(type.lastIndexOf('#') + 1),
-                answer.message ?? answer.Message ?? type,
-                {
-                  httpStatusCode: status,
-                },
-              ),
-            );
+            const type = answer.__type ?? 'com.amazonaws.dynamodb.v20120810#InternalServerError';
+            reject(new OperationError(type, answer.message ?? answer.Message ?? type, status));
           } catch (error) {
             reject(error);
           }
@@ -283,28 +275,14 @@ class TransactionFront {
     key: Item,
   ): Promise<{ old: Item | undefined; consumed: ConsumedCapacity | undefined }> {
     const common = { ReturnValues: 'ALL_OLD', ReturnConsumedCapacity: 'TOTAL' } as const;
-    if (entry.Put !== undefined) {
-      const { ReturnValuesOnConditionCheckFailure: _r, ...put } = entry.Put;
-      const out = await this.call<PutItemCommandOutput>('PutItem', {
-        ...put,
-        ...common,
-      } satisfies PutItemCommandInput);
-      return { old: out.Attributes, consumed: out.ConsumedCapacity };
-    }
-    if (entry.Update !== undefined) {
-      const { ReturnValuesOnConditionCheckFailure: _r, ...update } = entry.Update;
-      const out = await this.call<UpdateItemCommandOutput>('UpdateItem', {
-        ...update,
-        ...common,
-      } satisfies UpdateItemCommandInput);
-      return { old: out.Attributes, consumed: out.ConsumedCapacity };
-    }
-    if (entry.Delete !== undefined) {
-      const { ReturnValuesOnConditionCheckFailure: _r, ...remove } = entry.Delete;
-      const out = await this.call<DeleteItemCommandOutput>('DeleteItem', {
-        ...remove,
-        ...common,
-      } satisfies DeleteItemCommandInput);
+    const write = (['Put', 'Update', 'Delete'] as const).find((kind) => entry[kind] !== undefined);
+    if (write !== undefined) {
+      // The single-item operation of the same name takes the same fields, less the cancellation's own option.
+      const { ReturnValuesOnConditionCheckFailure: _r, ...input } = entry[write] as Operation;
+      const out = await this.call<PutItemCommandOutput | UpdateItemCommandOutput | DeleteItemCommandOutput>(
+        `${write}Item`,
+        { ...input, ...common },
+      );
       return { old: out.Attributes, consumed: out.ConsumedCapacity };
     }
     // A condition check writes nothing: an update that changes nothing checks the condition, and the item it
@@ -409,20 +387,11 @@ function operationOf(entry: TransactEntry): Operation {
   return operations[0] as Operation;
 }
 
-/** A single-item operation's failure, answered as it came (its name is its DynamoDB error type). */
+/** A single-item operation's failure, answered as dynalite answered it; anything else is a 500. */
 function asWire(error: unknown): WireError {
   if (error instanceof WireError) return error;
-  const { name, message, $metadata } = error as {
-    name?: string;
-    message?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  const status = $metadata?.httpStatusCode ?? 500;
-  const type =
-    name === 'ValidationException'
-      ? 'com.amazon.coral.validate#ValidationException'
-      : `com.amazonaws.dynamodb.v20120810#${name ?? 'InternalServerError'}`;
-  return new WireError(type, message ?? 'the local DynamoDB failed', status);
+  if (error instanceof OperationError) return new WireError(error.type, error.message, error.status);
+  return new WireError('com.amazonaws.dynamodb.v20120810#InternalServerError', String(error), 500);
 }
 
 const digest = (body: Buffer): string => createHash('sha256').update(body).digest('hex');

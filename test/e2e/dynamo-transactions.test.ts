@@ -19,12 +19,11 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/state-files';
 
 const TABLE = 'tx-table';
 let server: Server;
-let release: () => void;
 let client: DynamoDBClient;
 
 beforeAll(async () => {
   server = dynalite({ createTableMs: 0 }) as Server;
-  release = addTransactWriteItems(server, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  addTransactWriteItems(server, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   client = new DynamoDBClient({
     region: LOCAL_REGION,
@@ -44,7 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   client?.destroy();
-  release?.();
   await new Promise<void>((done) => server.close(() => done()));
 });
 
