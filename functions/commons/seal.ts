@@ -6,20 +6,41 @@
  *
  * AES-256-GCM under a key derived once per sealing secret (HKDF-SHA256); the context (the delivery or job)
  * is authenticated as associated data, so a seal opens only where it was made. Plaintexts over 1 KiB are
- * deflated first (level 1: at ingest, speed matters more than the last bytes; DynamoDB bills per KB).
- * Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext byte says whether it is deflated.
+ * compressed first with Brotli at quality 0 (at ingest, speed matters more than the last bytes; DynamoDB
+ * bills per KB): on JSON bodies it is both faster and smaller than deflate at level 1, which seals made before
+ * 2026-11-26 used and which still open. Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext
+ * byte says how the rest is compressed.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants, inflateRawSync } from 'node:zlib';
 
 const VERSION = 'v2';
 const COMPRESS_ABOVE = 1024;
+/** The first plaintext byte: how the rest is compressed. */
 const RAW = 0;
 const DEFLATED = 1;
+const BROTLI = 2;
 /** GCM tag length. Node accepts shorter tags on decipher, and a 4-byte tag is forged in about 2^32 tries. */
 const TAG_BYTES = 16;
 
 const keys = new Map<string, Buffer>();
+
+/** GCM's 96-bit IV, random for each seal. */
+const IV_BYTES = 12;
+/** Random IVs drawn 256 at a time: one call into the CSPRNG per 256 seals (as Node pools randomUUID). */
+const ivPool = Buffer.alloc(IV_BYTES * 256);
+let ivOffset = ivPool.length;
+
+/** A fresh random IV, valid until the next call (the cipher copies it, the caller encodes it at once). */
+function nextIv(): Buffer {
+  if (ivOffset === ivPool.length) {
+    randomFillSync(ivPool);
+    ivOffset = 0;
+  }
+  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
+  ivOffset += IV_BYTES;
+  return iv;
+}
 
 /** The sealing key of a secret, derived once (a few secrets per process, so the cache stays tiny). */
 function keyOf(secret: string): Buffer {
@@ -32,16 +53,25 @@ function keyOf(secret: string): Buffer {
   return key;
 }
 
+/** Brotli's fastest setting, told the input's size so it sizes its window to it. */
+const brotli = (plain: Uint8Array): Buffer =>
+  brotliCompressSync(plain, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: 0,
+      [constants.BROTLI_PARAM_SIZE_HINT]: plain.length,
+    },
+  });
+
 /** Encrypts bytes (given as parts, concatenated), bound to `context`. */
-export function sealBytes(parts: readonly Buffer[], secret: string, context: string): string {
-  const plain = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-  const deflate = plain.length > COMPRESS_ABOVE;
-  const iv = randomBytes(12);
+export function sealBytes(parts: readonly Uint8Array[], secret: string, context: string): string {
+  const plain = parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts);
+  const compress = plain.length > COMPRESS_ABOVE;
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', keyOf(secret), iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const body = Buffer.concat([
-    cipher.update(Buffer.of(deflate ? DEFLATED : RAW)),
-    cipher.update(deflate ? deflateRawSync(plain, { level: 1 }) : plain),
+    cipher.update(Buffer.of(compress ? BROTLI : RAW)),
+    cipher.update(compress ? brotli(plain) : plain),
     cipher.final(),
   ]);
   return [
@@ -66,7 +96,16 @@ export function openBytes(sealed: string, secret: string, context: string): Buff
     decipher.setAuthTag(authTag);
     const plain = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
     const data = plain.subarray(1);
-    return plain[0] === DEFLATED ? inflateRawSync(data) : data;
+    switch (plain[0]) {
+      case RAW:
+        return data;
+      case BROTLI:
+        return brotliDecompressSync(data);
+      case DEFLATED:
+        return inflateRawSync(data);
+      default:
+        return undefined;
+    }
   } catch {
     return undefined;
   }

@@ -117,8 +117,8 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   }
   const type = bodyType(senderScheme(verify.scheme)?.bodyMediaType ?? request.headers['content-type']);
   // Verify the bytes exactly as received, before anything parses them.
-  verifyDelivery(verifyInput);
-  const { bodyText, body } = decodeBody(request.rawBody, type);
+  const verified = verifyDelivery(verifyInput);
+  const { bodyText, bodyBytes, body } = decodeBody(request.rawBody, type);
   const input: MappingInput = {
     body,
     contentType: type.mediaType,
@@ -129,13 +129,14 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const deliveryId = await resolveDeliveryId(integration, input, request.rawBody, 'webhook').catch(
     rethrowMapping,
   );
-  const content = contentKey(integration, request.rawBody);
+  const content = contentKey(integration, request.rawBody, verified.bodyMac);
   return acceptDelivery(deps, integration, {
     deliveryId,
     ...(content === undefined ? {} : { contentKey: content }),
     input,
     payload: {
       bodyText,
+      bodyBytes,
       headers: redactHeaders(request.headers, verify),
       query: { ...request.query },
       // JSON is what a payload without a content type means, so JSON ones stay as they always were.

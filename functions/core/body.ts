@@ -21,6 +21,8 @@ export interface BodyType {
 /** A decoded body: its text as received (what the delivery record keeps) and the value a mapping sees. */
 export interface DecodedBody {
   readonly bodyText: string;
+  /** The text's UTF-8 bytes: the raw body, less a byte order mark (so nothing encodes the text again). */
+  readonly bodyBytes: Uint8Array;
   readonly body: unknown;
 }
 
@@ -64,7 +66,12 @@ export function bodyText(rawBody: Uint8Array): string {
 /** Decodes verified raw bytes of one format; throws DeliveryRefusedError (400) for a malformed body. */
 export function decodeBody(rawBody: Uint8Array, type: BodyType): DecodedBody {
   const text = bodyText(rawBody);
-  return { bodyText: text, body: parseBodyText(text, type.format) };
+  const bom = rawBody[0] === 0xef && rawBody[1] === 0xbb && rawBody[2] === 0xbf;
+  return {
+    bodyText: text,
+    bodyBytes: bom ? rawBody.subarray(3) : rawBody,
+    body: parseBodyText(text, type.format),
+  };
 }
 
 /**

@@ -66,12 +66,21 @@ export async function resolveDeliveryId(
 
 /**
  * The content key of a delivery whose id the signature does not cover (a scheme whose id header is marked
- * `signed: false`, or a configured `deliveryId` expression that reads `$headers` or `$query`): the SHA-256
- * of the signed content, the raw body. Whoever holds one signed delivery (a proxy log, a "recent deliveries"
- * page) could send it again under any id it likes; with the content key that is a duplicate too. Undefined
- * where the id is signed, is the body hash already, or nothing is signed at all (`none`).
+ * `signed: false`, or a configured `deliveryId` expression that reads `$headers` or `$query`): a SHA-256
+ * that stands for the signed content, the raw body. Whoever holds one signed delivery (a proxy log, a "recent
+ * deliveries" page) could send it again under any id it likes; with the content key that is a duplicate too.
+ * Undefined where the id is signed, is the body hash already, or nothing is signed at all (`none`).
+ *
+ * When the scheme verified an HMAC of the body alone (`bodyMac`), the key is the SHA-256 of that HMAC: the
+ * same body under the same key gives the same HMAC, and hashing 32 bytes costs nothing where hashing the
+ * body again costs as much as the signature check. A replay carries the same signature, so it has the same
+ * key; the HMAC itself (the signature) is never kept. Other schemes hash the body.
  */
-export function contentKey(integration: CompiledIntegration, rawBody: Buffer): string | undefined {
+export function contentKey(
+  integration: CompiledIntegration,
+  rawBody: Buffer,
+  bodyMac?: Uint8Array,
+): string | undefined {
   const verify = integration.config.verify;
   const scheme = verify === undefined ? undefined : senderScheme(verify.scheme);
   // Nothing is signed without a secret (`none`): a replay is then no different from a forgery.
@@ -82,5 +91,7 @@ export function contentKey(integration: CompiledIntegration, rawBody: Buffer): s
     expression !== undefined
       ? /\$(headers|query)\b/.test(expression)
       : source !== undefined && 'header' in source && !source.signed;
-  return unsigned ? createHash('sha256').update(rawBody).digest('hex') : undefined;
+  if (!unsigned) return undefined;
+  if (bodyMac !== undefined) return `hmac:${createHash('sha256').update(bodyMac).digest('hex')}`;
+  return createHash('sha256').update(rawBody).digest('hex');
 }

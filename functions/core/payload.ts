@@ -10,6 +10,8 @@ import { openBytes, sealBytes } from '../commons/seal';
 export interface DeliveryPayload {
   /** The body's text exactly as received (verified, and known to parse). */
   readonly bodyText: string;
+  /** The same text as UTF-8 bytes, when at hand (the ingest has the raw body): sealed without encoding it again. */
+  readonly bodyBytes?: Uint8Array;
   /** The body's media type when it is not JSON (payloads without one, including all older ones, are JSON). */
   readonly contentType?: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -40,9 +42,10 @@ export function sealPayload(
   integration: string,
   deliveryId: string,
 ): string {
-  const { headers, query, contentType } = payload;
+  const { headers, query, contentType, bodyBytes } = payload;
   const meta = Buffer.from(`${JSON.stringify({ headers, query, contentType })}\n`, 'utf8');
-  return sealBytes([meta, Buffer.from(payload.bodyText, 'utf8')], secret, context(integration, deliveryId));
+  const body = bodyBytes ?? Buffer.from(payload.bodyText, 'utf8');
+  return sealBytes([meta, body], secret, context(integration, deliveryId));
 }
 
 /** A sealed payload that cannot be opened (the sealing secret changed, or the record was tampered with). */

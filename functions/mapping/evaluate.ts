@@ -220,16 +220,31 @@ export function toJsonValue(
 // Iterative, so that measuring a hostile payload cannot itself overflow the stack.
 function nestingDepth(root: unknown, stopAt: number): number {
   let max = 0;
-  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
+  // Two parallel stacks, no record per value and no array of each object's values: on the ingest's path.
+  const values: unknown[] = [root];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop() as number;
     if (typeof value !== 'object' || value === null) continue;
     const level = depth + 1;
     if (level > max) max = level;
     if (max >= stopAt) return max;
-    const children = Array.isArray(value) ? value : Object.values(value);
-    for (const child of children) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: level });
+    if (Array.isArray(value)) {
+      for (const child of value) {
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(level);
+        }
+      }
+    } else {
+      for (const key of Object.keys(value)) {
+        const child: unknown = (value as Record<string, unknown>)[key];
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(level);
+        }
+      }
     }
   }
   return max;

@@ -22,6 +22,7 @@ import {
   prepareInput,
 } from './evaluate';
 import { type MappingIsolate, sharedMappingIsolate } from './isolate';
+import { nativeWhen } from './native-when';
 import {
   chooseTemplateFile,
   propertiesByName,
@@ -92,6 +93,12 @@ async function matchRules(integration: CompiledIntegration, input: PreparedInput
   for (const rule of integration.rules) {
     if (rule.when === undefined) {
       matched.push(rule);
+      continue;
+    }
+    // A field compared with a literal needs no JSONata (functions/mapping/native-when.ts).
+    const native = nativeWhen(rule.when, input);
+    if (native !== undefined) {
+      if (native) matched.push(rule);
       continue;
     }
     const outcome = await evaluateExpression(rule.when, input, { rule: rule.name });

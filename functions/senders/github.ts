@@ -36,7 +36,11 @@ export const github: SenderScheme<'github'> = {
     if (!anyHmacMatches(keys, [rawBody], [signature])) {
       throw new SignatureError('SIGNATURE_INVALID', 'X-Hub-Signature-256 does not match the body');
     }
-    return { scheme: 'github', deliveryId: readHeader(headers, DELIVERY, 'X-GitHub-Delivery') };
+    return {
+      scheme: 'github',
+      deliveryId: readHeader(headers, DELIVERY, 'X-GitHub-Delivery'),
+      bodyMac: signature,
+    };
   },
 
   sign(input) {

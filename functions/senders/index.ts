@@ -85,6 +85,9 @@ export function signedBody(input: SignInput): Buffer {
 /** Credentials any request may carry, whatever its scheme. */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
 
+/** The headers every delivery drops, built on first use (every ingest request redacts its headers). */
+let alwaysDropped: ReadonlySet<string> | undefined;
+
 /**
  * The headers without those that carry signatures or credentials: generic credentials, any name with
  * `signature` or `token` in it, every scheme's secret headers, and the header the integration verifies.
@@ -93,12 +96,17 @@ export function redactHeaders(
   headers: Readonly<Record<string, string>>,
   config?: Pick<VerifyConfig, 'header'>,
 ): Record<string, string> {
-  const drop = new Set([...CREDENTIAL_HEADERS, ...SCHEME_SECRET_HEADERS]);
-  if (config?.header !== undefined) drop.add(config.header.trim().toLowerCase());
+  alwaysDropped ??= new Set([...CREDENTIAL_HEADERS, ...SCHEME_SECRET_HEADERS]);
+  const configured = config?.header?.trim().toLowerCase();
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (!drop.has(lower) && !lower.includes('signature') && !lower.includes('token')) kept[name] = value;
+    const dropped =
+      lower === configured ||
+      alwaysDropped.has(lower) ||
+      lower.includes('signature') ||
+      lower.includes('token');
+    if (!dropped) kept[name] = value;
   }
   return kept;
 }

@@ -74,6 +74,7 @@ export const linear: SenderScheme<'linear'> = {
       scheme: 'linear',
       deliveryId: readHeader(headers, DELIVERY, 'Linear-Delivery'),
       timestamp: new Date(millis),
+      bodyMac: signature,
     };
   },
 

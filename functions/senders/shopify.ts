@@ -36,7 +36,11 @@ export const shopify: SenderScheme<'shopify'> = {
     if (!anyHmacMatches(keys, [rawBody], [signature])) {
       throw new SignatureError('SIGNATURE_INVALID', 'X-Shopify-Hmac-Sha256 does not match the body');
     }
-    return { scheme: 'shopify', deliveryId: readHeader(headers, DELIVERY, 'X-Shopify-Event-Id') };
+    return {
+      scheme: 'shopify',
+      deliveryId: readHeader(headers, DELIVERY, 'X-Shopify-Event-Id'),
+      bodyMac: signature,
+    };
   },
 
   sign(input) {

@@ -134,6 +134,12 @@ export interface VerifiedDelivery {
   deliveryId?: string;
   /** The signed timestamp, when the scheme has one. */
   timestamp?: Date;
+  /**
+   * For schemes whose signature is an HMAC of the raw body alone: the HMAC that matched. The same bytes
+   * under the same key always give the same HMAC, so a digest of it stands for the body (the content key)
+   * without hashing the body a second time. It is the signature: never kept or logged as it is.
+   */
+  bodyMac?: Uint8Array;
 }
 
 /** What signing one delivery as its sender would (`docrelay send`) needs. */

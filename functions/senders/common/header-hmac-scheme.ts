@@ -42,7 +42,11 @@ export function headerHmacScheme<Name extends string>(sender: HeaderHmacSender<N
         signature.display,
       );
       assertHmacMatches(keys, [rawBody], [presented], format.algorithm, signature.display);
-      return { scheme: name, deliveryId: readHeader(headers, delivery.header, delivery.display) };
+      return {
+        scheme: name,
+        deliveryId: readHeader(headers, delivery.header, delivery.display),
+        bodyMac: presented,
+      };
     },
 
     sign(input) {

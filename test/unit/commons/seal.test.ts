@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { openBytes, openJson, sealBytes, sealJson } from '../../../functions/commons/seal';
 import { openPayload, PayloadUnavailableError, sealPayload } from '../../../functions/core/payload';
@@ -16,9 +16,43 @@ describe('sealBytes / openBytes', () => {
     expect(openBytes(sealed, secret, 'ctx')?.equals(bytes)).toBe(true);
   });
 
-  it('deflates large plaintexts, so a sealed repetitive body is far smaller than the body', () => {
+  it('compresses large plaintexts, so a sealed repetitive body is far smaller than the body', () => {
     const sealed = sealBytes([Buffer.from('abc'.repeat(20_000))], secret, 'ctx');
     expect(sealed.length).toBeLessThan(2_000);
+  });
+
+  it('still opens a seal made before 2026-11-26, deflated rather than Brotli-compressed', () => {
+    // Made by the previous sealBytes (deflate level 1) over this JSON text: records written then still open.
+    const old =
+      'v2.zUTaDihEXMTnQTtd.H0HCm4vYQwpDW01xdb_6hQ.wjm4G5vFPM-a2WBIiXlfE2xg2uasclWCs01H4GYKc0Vnoqm5ygMeIu7MX0r-' +
+      'l2fMUdmBfztCVgoIruWVdQK98Uzl0LaYGEbpCJC5qD50FKxKH-hfk_IVq6OdROUuZCWX1-n1uTEX1Qn9wXQIlgeu7tExxMWRAZ0I1C' +
+      'HygJ41BUCMrfnMTbmugKwagn90EqrJ4hVId-C8sWsTdorVIZSzi2pcZ2dGjLMQcu4jD9gjge_Rn2GRJs8Ew4NX-S9hNlv81zAmh1C1L' +
+      'YbNRBQt5MLelHZUS1pMaEWbRk1HREVq_JgJ6Uy0Eg8K9Oy8kpSfNh24SMPhTQWD0FVN9EkHOw';
+    const text = JSON.stringify({
+      note: 'sealed with deflate before 2026-11-26',
+      items: Array.from({ length: 40 }, (_, i) => ({ i, name: `item ${i}` })),
+    });
+    expect(openBytes(old, secret, 'payload:old:1')?.toString()).toBe(text);
+  });
+
+  it('refuses a seal whose first byte names no compression it knows', () => {
+    // Sealed by hand as sealBytes does, with method byte 7.
+    const key = Buffer.from(hkdfSync('sha256', secret, 'docrelay/seal', 'docrelay/seal/v2', 32));
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from('ctx'));
+    const body = Buffer.concat([cipher.update(Buffer.from([7, 0x7b, 0x7d])), cipher.final()]);
+    const sealed = ['v2', iv, cipher.getAuthTag(), body].map((p) =>
+      typeof p === 'string' ? p : p.toString('base64url'),
+    );
+    expect(openBytes(sealed.join('.'), secret, 'ctx')).toBeUndefined();
+  });
+
+  it('draws a different IV for every seal, across refills of its pool of random IVs', () => {
+    const ivs = new Set(
+      Array.from({ length: 600 }, () => sealBytes([Buffer.from('x')], secret, 'c').split('.')[1]),
+    );
+    expect(ivs.size).toBe(600);
   });
 
   it('never shows the plaintext: the sealed text holds no run of it, raw or base64', () => {
@@ -90,6 +124,13 @@ describe('sealPayload / openPayload', () => {
     };
     const sealed = sealPayload(payload, secret, 'github', 'delivery-1');
     expect(openPayload(sealed, secret, 'github', 'delivery-1')).toEqual(payload);
+  });
+
+  it('seals the body bytes when given them (the ingest has the raw body), opening to the same text', () => {
+    const bodyText = `{"name":"Zoë","notes":"${'x'.repeat(2_000)}"}`;
+    const payload = { bodyText, headers: {}, query: {} };
+    const sealed = sealPayload({ ...payload, bodyBytes: Buffer.from(bodyText) }, secret, 'gh', 'd-1');
+    expect(openPayload(sealed, secret, 'gh', 'd-1')).toEqual(payload);
   });
 
   it('refuses to open under another delivery or secret', () => {

@@ -1,10 +1,12 @@
+import { createHash, createHmac } from 'node:crypto';
 import { DocrelayError } from '../../../functions/commons/errors';
+import { parseConfig } from '../../../functions/config/load';
 import { acceptEvent, acceptWebhook } from '../../../functions/core/accept-delivery';
 import { DeliveryRefusedError } from '../../../functions/core/errors';
 import { transitions } from '../../../functions/core/job';
 import { ENQUEUE_GRACE_MS } from '../../../functions/core/outbox';
 import { openPayload } from '../../../functions/core/payload';
-import { memoryBench, SEALING_SECRET, signedWebhook } from './support';
+import { memoryBench, SEALING_SECRET, signedWebhook, WEBHOOK_SECRET } from './support';
 
 /** A worker's claim: the job is no longer waiting for its first pickup. */
 async function pickUp(b: ReturnType<typeof memoryBench>, jobId: string): Promise<void> {
@@ -176,6 +178,41 @@ describe('acceptWebhook', () => {
       signedWebhook('relayed', { customer: 'B', number: '2' }, { 'x-request-id': 'r-2' }),
     );
     expect(other.status).toBe(202);
+  });
+
+  it('keys GitHub content by a digest of the HMAC it verified: a replay under a new id is a duplicate, and the signature is not kept', async () => {
+    const b = memoryBench();
+    const ingest = {
+      ...b.ingest,
+      config: parseConfig(`service: { baseUrl: "http://127.0.0.1:9", apiKeySecret: unit/api-key }
+integrations:
+  - id: gh
+    verify: { scheme: github, secret: unit/webhook }
+    documents:
+      - { name: note, when: "action = 'opened'", template: { id: "9001" }, data: { Title: "title" } }
+`),
+    };
+    const rawBody = Buffer.from(JSON.stringify({ action: 'opened', title: 'T' }));
+    const mac = createHmac('sha256', WEBHOOK_SECRET).update(rawBody).digest('hex');
+    const delivery = (id: string, signature: string) => ({
+      integrationId: 'gh',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-delivery': id,
+        'x-hub-signature-256': `sha256=${signature}`,
+      },
+      rawBody,
+      query: {},
+      method: 'POST',
+      url: 'https://hooks.example.test/v1/hooks/gh',
+    });
+    expect((await acceptWebhook(ingest, delivery('d-1', mac))).status).toBe(202);
+    // The same signature, even spelt in upper case, under another id: the same content.
+    const replay = await acceptWebhook(ingest, delivery('d-2', mac.toUpperCase()));
+    expect(replay.body).toMatchObject({ deliveryId: 'd-1', duplicate: true });
+    const digest = createHash('sha256').update(Buffer.from(mac, 'hex')).digest('hex');
+    expect([...b.jobs.contents.keys()]).toEqual([`gh#hmac:${digest}`]);
+    expect(JSON.stringify([...b.jobs.contents])).not.toContain(mac);
   });
 
   it('claims no content key where the signature covers the id', async () => {

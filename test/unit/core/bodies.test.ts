@@ -111,6 +111,17 @@ describe('body decoding', () => {
     });
   });
 
+  it("hands back the text's bytes without encoding it again: the raw body, less a byte order mark", () => {
+    const json = bodyType('application/json');
+    const raw = Buffer.from('{"name":"Zoë"}');
+    const plain = decodeBody(raw, json);
+    expect(plain.bodyBytes).toBe(raw);
+    const withBom = decodeBody(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), raw]), json);
+    expect(withBom.bodyText).toBe('{"name":"Zoë"}');
+    expect(Buffer.from(withBom.bodyBytes).equals(raw)).toBe(true);
+    expect(withBom.body).toEqual({ name: 'Zoë' });
+  });
+
   it('refuses a DOCTYPE, entity declarations and malformed XML', () => {
     const bomb =
       '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><lolz>&lol2;</lolz>';

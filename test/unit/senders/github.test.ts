@@ -32,7 +32,12 @@ describe('github scheme', () => {
         'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
       }),
     );
-    expect(result).toEqual({ scheme: 'github', deliveryId: '72d3162e-cc78-11e3-81ab-4c9367dc0958' });
+    // The HMAC that matched comes back as bodyMac: the content key is a digest of it.
+    expect(result).toEqual({
+      scheme: 'github',
+      deliveryId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+      bodyMac: Buffer.from(signature.slice('sha256='.length), 'hex'),
+    });
   });
 
   it('accepts upper-case hex, which is the same digest', () => {

@@ -21,6 +21,7 @@ describe('linear scheme', () => {
       scheme: 'linear',
       deliveryId: 'd-1',
       timestamp: NOW,
+      bodyMac: Buffer.from(sign(secret), 'hex'),
     });
     expect(
       verifyDelivery(linear({ 'linear-signature': sign(other) }, { secrets: [secret, other] })).scheme,

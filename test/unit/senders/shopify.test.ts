@@ -22,7 +22,11 @@ describe('shopify scheme', () => {
         'x-shopify-topic': 'orders/create',
       }),
     );
-    expect(result).toEqual({ scheme: 'shopify', deliveryId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
+    expect(result).toEqual({
+      scheme: 'shopify',
+      deliveryId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+      bodyMac: Buffer.from(shopifySign(secret, BODY), 'base64'),
+    });
   });
 
   it('refuses another secret, a tampered body and a re-serialised body', () => {

@@ -1,0 +1,125 @@
+import fc from 'fast-check';
+import { compileExpression } from '../../../functions/config/expressions';
+import { evaluateExpression, type PreparedInput, prepareInput } from '../../../functions/mapping/evaluate';
+import { isTruthy } from '../../../functions/mapping/mapper';
+import { nativeWhen } from '../../../functions/mapping/native-when';
+
+const prepare = (body: unknown, headers: Record<string, string> = {}): PreparedInput => {
+  const ready = prepareInput({ body, headers, query: { source: 'crm' }, receivedAt: '2026-11-26T00:00:00Z' });
+  if (!ready.ok) throw new Error(ready.problem.message);
+  return ready.prepared;
+};
+
+const viaJsonata = async (source: string, input: PreparedInput): Promise<boolean> => {
+  const outcome = await evaluateExpression(compileExpression(source, 'when'), input);
+  if (!outcome.ok) throw new Error(outcome.problem.message);
+  return isTruthy(outcome.value);
+};
+
+const PR = { action: 'opened', number: 7, pull_request: { state: 'open', merged: false, draft: null } };
+
+describe('nativeWhen: the common `when` rules without JSONata', () => {
+  it.each([
+    ["action = 'opened'", true],
+    ["action != 'opened'", false],
+    ["'opened' = action", true],
+    ['number = 7', true],
+    ["number = '7'", false],
+    ["pull_request.state = 'open'", true],
+    ['pull_request.merged = false', true],
+    ['pull_request.draft = null', true],
+    ["pull_request.missing = 'x'", false],
+    ["pull_request.missing != 'x'", false],
+    ["nothing.at.all = 'x'", false],
+    ["$headers.'x-github-event' = 'pull_request'", true],
+    ["$query.source = 'crm'", true],
+    ["$.action = 'opened'", true],
+    ["action = 'opened' and pull_request.merged = true", false],
+    ["action = 'closed' or (number = 7)", true],
+  ])('decides %s as JSONata does', async (source, expected) => {
+    const input = prepare(PR, { 'x-github-event': 'pull_request' });
+    expect(nativeWhen(compileExpression(source, 'when'), input)).toBe(expected);
+    expect(await viaJsonata(source, input)).toBe(expected);
+  });
+
+  it.each([
+    "action in ['opened', 'edited']",
+    "$lowercase(action) = 'opened'",
+    "pull_request[state = 'open'].merged = false",
+    'number > 5',
+    "action = 'opened' ? true : false",
+    'action',
+    'number = 3 + 4',
+  ])('leaves %s to JSONata', (source) => {
+    expect(nativeWhen(compileExpression(source, 'when'), prepare(PR))).toBeUndefined();
+  });
+
+  it.each([
+    ['an array along the path (JSONata maps over it)', { labels: [{ name: 'bug' }] }, "labels.name = 'bug'"],
+    ['an array compared', { action: ['opened'] }, "action = 'opened'"],
+    ['an object compared', { action: { a: 1 } }, "action != 'x'"],
+    ['an inherited property', {}, "toString = 'x'"],
+    ['a body that is an array', [{ action: 'opened' }], "action = 'opened'"],
+    ['an unknown variable', PR, "$other.action = 'opened'"],
+  ])('asks JSONata for %s', (_case, body, source) => {
+    expect(nativeWhen(compileExpression(source, 'when'), prepare(body))).toBeUndefined();
+  });
+
+  it('agrees with JSONata on random payloads and rules, and decides most of them itself (property)', async () => {
+    const key = fc.constantFrom('action', 'state', 'a', 'b', '__proto__', 'constructor', 'toString');
+    const scalar = fc.constantFrom<unknown>('opened', 'closed', '', '1', 0, 1, 1.5, true, false, null);
+    const value = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        scalar,
+        fc.array(tie('value'), { maxLength: 2 }),
+        fc.array(fc.tuple(key, tie('value')), { maxLength: 3 }).map(toObjectText),
+      ),
+    })).value;
+    // Objects are built as JSON text and parsed, so a `__proto__` key is an own property, as in a payload.
+    const body = fc.array(fc.tuple(key, value), { maxLength: 4 }).map((pairs) => JSON.parse(toJson(pairs)));
+    const literal = fc.constantFrom(
+      "'opened'",
+      "'closed'",
+      "''",
+      "'1'",
+      '0',
+      '1',
+      '1.5',
+      'true',
+      'false',
+      'null',
+    );
+    const field = fc.oneof(
+      fc.array(key, { minLength: 1, maxLength: 3 }).map((keys) => keys.map((k) => `\`${k}\``).join('.')),
+      fc.constantFrom("$headers.'x-event'", '$query.source', '$.`action`'),
+    );
+    const comparison = fc
+      .tuple(field, fc.constantFrom('=', '!='), literal, fc.boolean())
+      .map(([f, op, lit, flip]) => (flip ? `${lit} ${op} ${f}` : `${f} ${op} ${lit}`));
+    const rule = fc.oneof(
+      comparison,
+      fc.tuple(comparison, fc.constantFrom('and', 'or'), comparison).map(([l, op, r]) => `${l} ${op} (${r})`),
+    );
+    let decided = 0;
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(body, rule, async (payload, source) => {
+        runs += 1;
+        const input = prepare(payload, { 'x-event': 'push' });
+        const native = nativeWhen(compileExpression(source, 'when'), input);
+        if (native === undefined) return;
+        decided += 1;
+        expect(native).toBe(await viaJsonata(source, input));
+      }),
+      { numRuns: 400, seed: 20261126 },
+    );
+    // The shortcut must actually be taken, or this test proves nothing.
+    expect(decided).toBeGreaterThan(runs / 2);
+  });
+});
+
+const toJson = (pairs: ReadonlyArray<readonly [string, unknown]>): string =>
+  `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
+
+const toObjectText = (pairs: ReadonlyArray<readonly [string, unknown]>): unknown => JSON.parse(toJson(pairs));
