@@ -7,8 +7,8 @@
  * AES-256-GCM under a key derived once per sealing secret (HKDF-SHA256); the context (the delivery or job)
  * is authenticated as associated data, so a seal opens only where it was made. Plaintexts over 1 KiB are
  * compressed first with Brotli at quality 0 (at ingest, speed matters more than the last bytes; DynamoDB
- * bills per KB): on JSON bodies it is both faster and smaller than deflate at level 1, which seals made before
- * 2026-11-26 used and which still open. Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext
+ * bills per KB): on JSON bodies it is both faster and smaller than deflate at level 1, which seals made until
+ * 2026-11-25 used and which still open. Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext
  * byte says how the rest is compressed.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';

@@ -21,7 +21,7 @@ describe('sealBytes / openBytes', () => {
     expect(sealed.length).toBeLessThan(2_000);
   });
 
-  it('still opens a seal made before 2026-11-26, deflated rather than Brotli-compressed', () => {
+  it('still opens a seal made by docrelay until 2026-11-25, deflated rather than Brotli-compressed', () => {
     // Made by the previous sealBytes (deflate level 1) over this JSON text: records written then still open.
     const old =
       'v2.zUTaDihEXMTnQTtd.H0HCm4vYQwpDW01xdb_6hQ.wjm4G5vFPM-a2WBIiXlfE2xg2uasclWCs01H4GYKc0Vnoqm5ygMeIu7MX0r-' +
