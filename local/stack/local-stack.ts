@@ -3,7 +3,8 @@
  * builders (functions/wiring/), with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
  * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
  * poller in place of Lambda's SQS event source, and the reconciler on an interval. The web console is served
- * at the API's root (local/console/). The AWS emulators run in a child process of their own.
+ * at the API's root (local/console/). The AWS emulators run in a child process of their own, and so may the
+ * workers with the service emulator (./workers-process.ts; what `docrelay dev` does).
  */
 import { randomBytes } from 'node:crypto';
 import { watch } from 'node:fs';
@@ -39,6 +40,7 @@ import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
 import { localContext } from './lambda-context';
 import { LOCAL_SEALING_SECRET, localSecrets, startWorkerSide, type WorkerSettings } from './workers';
+import { startWorkersProcess, type WorkersProcess } from './workers-process';
 
 export { LOCAL_SEALING_SECRET, trustedLinkLifetimeMs } from './workers';
 
@@ -90,6 +92,14 @@ export interface LocalStackOptions {
    * the handlers, or in this process. @default 'child'
    */
   readonly awsEmulators?: 'child' | 'in-process';
+  /**
+   * Where the worker lanes and the embedded service emulator run: a child process of their own (what `docrelay
+   * dev` uses: the ingest then has its event loop to itself), or this process. The child reads the config from
+   * settings.configPath (`config`, when given, must be that file's) and has its own AWS clients: middleware
+   * added to `clients` reaches the ingest only, and `emulator` is undefined. The emulator's `clock` option
+   * cannot cross to the child. @default 'in-process'
+   */
+  readonly workers?: 'child' | 'in-process';
 }
 
 /** What a config reload did: the new config runs, or the running one stays because the edit is broken. */
@@ -103,7 +113,9 @@ export interface LocalStack {
   readonly url: string;
   /** Base URL of the Document Generation Service in use. */
   readonly docgenUrl: string;
-  /** The embedded service emulator, unless an external service is used. */
+  /** Whether the service is the embedded emulator or one DOCGEN_BASE_URL named. */
+  readonly docgen: 'embedded' | 'external';
+  /** The embedded service emulator, when it runs in this process (`workers: 'in-process'`). */
   readonly emulator?: EmulatorHandle;
   readonly aws: AwsEmulators;
   /** The configuration the stack runs (the latest that loaded: see reloadConfig). */
@@ -119,11 +131,15 @@ export interface LocalStack {
   readonly ingestDeps: IngestDeps;
   /** Starts the worker poller (when started without it, or after stopWorkers). */
   startWorkers(): void;
-  /** Stops the worker poller, waiting for the batches in flight (simulates a worker going away). */
+  /**
+   * Stops the worker poller, waiting for the batches in flight (simulates a worker going away); in child mode
+   * it resolves once the child's lanes have finished theirs.
+   */
   stopWorkers(): Promise<void>;
   /**
    * Reads the config file again; when it is valid, the handlers are rebuilt with it (requests and batches in
-   * flight finish with the old one), else the running config stays and the problems are told.
+   * flight finish with the old one; in child mode the workers have taken it when this resolves), else the
+   * running config stays and the problems are told.
    */
   reloadConfig(): Promise<ReloadResult>;
   /** Runs one reconciler pass now. */
@@ -131,6 +147,11 @@ export interface LocalStack {
   /** Stops everything. */
   stop(): Promise<void>;
 }
+
+/** The worker side as the stack drives it, in this process or in the workers' child. */
+type Workers = Pick<WorkersProcess, 'docgenUrl' | 'startWorkers' | 'stopWorkers' | 'useConfig' | 'stop'> & {
+  readonly emulator?: EmulatorHandle;
+};
 
 /** Starts the local stack. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
@@ -173,7 +194,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const deadLetters = new SqsJobQueue(clients.sqs, aws.dlqUrl);
     const logLevel = options.logLevel ?? 'WARN';
     // EMF metrics are for CloudWatch; printed locally they would drown the console. Powertools reads this
-    // setting from the environment only.
+    // setting from the environment only (a workers' child inherits it).
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
     const workerSettings: WorkerSettings = {
@@ -195,8 +216,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     };
-    const workers = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });
-    // The service emulator stops after the API, before the AWS emulators.
+    let workers: Workers;
+    if (options.workers === 'child') {
+      workers = await startWorkersProcess({
+        ...workerSettings,
+        onLine: line,
+        onExit: (reason) => line(`error: ${reason}`),
+      });
+    } else {
+      const side = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });
+      workers = { ...side, useConfig: async (loaded) => side.useConfig(loaded) };
+    }
+    // The service emulator (or the workers' child) stops after the API, before the AWS emulators.
     stops.push(() => workers.stop());
     const docgenUrl = workers.docgenUrl;
 
@@ -314,7 +345,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         return { reloaded: false, problems, ...(problems.length === 0 ? { error: firstLineOf(error) } : {}) };
       }
       await ensureConfigSecrets(settings.secretsFile, loaded, line);
-      workers.useConfig(loaded);
+      try {
+        await workers.useConfig(loaded);
+      } catch (error) {
+        line(
+          `config not reloaded, the running config stays: the workers did not take it: ${firstLineOf(error)}`,
+        );
+        return { reloaded: false, problems: [], error: firstLineOf(error) };
+      }
       // A new secret source: the new config may name secrets the old one's cache has not seen.
       wiring = wire(loaded, localSecrets(settings, loaded));
       line(`config reloaded from ${source}: ${describeConfig(loaded)}`);
@@ -346,6 +384,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     return {
       url: api.url,
       docgenUrl,
+      docgen: settings.docgenBaseUrl === undefined ? 'embedded' : 'external',
       ...(workers.emulator === undefined ? {} : { emulator: workers.emulator }),
       aws,
       get config() {
