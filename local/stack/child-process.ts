@@ -6,6 +6,7 @@
  * and the parent decides the order in which its children stop.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { getPriority, setPriority } from 'node:os';
 import { pathToFileURL } from 'node:url';
 
 /** What every child tells about itself: it started (with what it reports), could not start, or stopped. */
@@ -31,6 +32,8 @@ export interface ForkChildOptions {
   readonly startTimeoutMs: number;
   /** Where the child's stdout goes (its stderr is kept for error messages, and passed on with 'inherit'). */
   readonly output: 'ignore' | 'inherit';
+  /** Added to this process's nice value for the child's (higher yields the CPU to others). @default 0 */
+  readonly nice?: number;
   /** Hears that the child exited while it was meant to run. */
   readonly onExit?: (reason: string) => void;
   /** Hears the child's messages other than ready, failed and stopped, from the start. */
@@ -64,6 +67,13 @@ export function forkChild<Ready extends object>(options: ForkChildOptions): Prom
     stdio: ['ignore', options.output, 'pipe', 'ipc'],
     serialization: 'json',
   });
+  if (options.nice !== undefined && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, Math.min(19, getPriority() + options.nice));
+    } catch {
+      // A priority the system refuses changes nothing but the scheduling: the child runs as it is.
+    }
+  }
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {

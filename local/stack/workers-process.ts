@@ -29,6 +29,15 @@ export type WorkersNotice =
   | { readonly type: 'line'; readonly text: string }
   | { readonly type: 'done'; readonly id: number; readonly error?: string };
 
+/**
+ * How much lower the workers' scheduling priority is than this process's (a nice increment). Where cores are short, the OS then gives the CPU to the ingest's process and the
+ * AWS emulators' first: webhooks are answered promptly while documents wait a little. On 2 cores
+ * (bench/pipeline.ts, 2026-11-26) the child at this priority took the acks' p50 from ~58 ms in process to
+ * ~47 ms, for ~8% fewer documents/s; at the same priority as this process it made them slower (~72 ms), the
+ * three processes sharing the two cores evenly. With a core each, the priority makes no difference.
+ */
+const WORKERS_NICE = 10;
+
 /** Options of the workers' process. */
 export interface WorkersProcessOptions extends WorkerSettings {
   /** Hears the workers' console lines. */
@@ -75,6 +84,7 @@ export async function startWorkersProcess(options: WorkersProcessOptions): Promi
     startTimeoutMs,
     // The handlers' own logs (`docrelay dev --json-logs`) go where this process's go.
     output: 'inherit',
+    nice: WORKERS_NICE,
     ...(onExit === undefined ? {} : { onExit }),
     onMessage: (message) => {
       const notice = message as WorkersNotice;

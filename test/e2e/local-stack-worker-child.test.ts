@@ -1,17 +1,18 @@
 /**
  * The local stack with its workers and service emulator in a child process (`workers: 'child'`, what
  * `docrelay dev` runs): a signed webhook is stored end to end and its console line reaches this process;
- * stopping the workers waits for the child's batch in flight and leaves new jobs queued until they start
- * again; a config reload reaches the child's handlers; a child that cannot start fails the start with its
- * message and leaves nothing running. (That the child ends when its parent is killed: aws-emulators-process.test.ts.)
+ * the child runs at a lower priority; stopping the workers waits for the child's batch in flight and leaves
+ * new jobs queued until they start again; a config reload reaches the child's handlers; a child that cannot
+ * start fails the start with its message and leaves nothing running. (That the child ends when its parent
+ * is killed: aws-emulators-process.test.ts.)
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { JobView } from '../../functions/core/job-view';
-import { childrenOf } from './helpers/processes';
+import { childrenOf, commandLineOf } from './helpers/processes';
 import { startTestStack, type TestStack } from './helpers/stack';
 import { waitUntil } from './helpers/wait';
 import { signGithub } from './helpers/webhooks';
@@ -75,6 +76,8 @@ async function storedText(view: JobView): Promise<string> {
   return (await t.readObject(file.bucket, file.key)).bytes.toString('utf8');
 }
 
+const linuxOnly = process.platform === 'linux' ? it : it.skip;
+
 const jobStatus = async (jobId: string): Promise<string> => (await t.getJob(jobId)).body.status;
 
 it('runs the workers and the service emulator outside this process, and tells their lines here', async () => {
@@ -90,6 +93,13 @@ it('runs the workers and the service emulator outside this process, and tells th
   // The child publishes, so the child writes the events file.
   const events = await readFile(join(t.dataDir, 'events.jsonl'), 'utf8');
   expect(events).toContain(`"jobId":"${jobId}"`);
+});
+
+linuxOnly('runs the workers at a lower priority than this process, which answers the webhooks', () => {
+  const workers = childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes('workers-child.ts'));
+
+  expect(workers).toHaveLength(1);
+  expect(getPriority(workers[0])).toBe(Math.min(19, getPriority() + 10));
 });
 
 it('stops the workers after their batch in flight, keeps new jobs queued, and starts them again', async () => {
@@ -132,24 +142,27 @@ it('hands a reloaded config to the workers: the next job follows its mapping', a
   expect(await storedText(view as JobView)).toContain('v2: after reload');
 });
 
-it('fails to start with the child’s message, leaving nothing running, when the emulator cannot start', async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-worker-child-fail-'));
-  const before = childrenOf(process.pid);
-  try {
-    const missing = join(dataDir, 'no-such-templates');
+linuxOnly(
+  'fails to start with the child’s message, leaving nothing running, when the emulator cannot start',
+  async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-worker-child-fail-'));
+    const before = childrenOf(process.pid);
+    try {
+      const missing = join(dataDir, 'no-such-templates');
 
-    const starting = startTestStack({
-      dataDir,
-      workers: 'child',
-      env: { DOCRELAY_CONFIG: configPath },
-      emulator: { templatesDir: missing },
-    });
+      const starting = startTestStack({
+        dataDir,
+        workers: 'child',
+        env: { DOCRELAY_CONFIG: configPath },
+        emulator: { templatesDir: missing },
+      });
 
-    await expect(starting).rejects.toThrow(new RegExp(`ENOENT.*${missing}`));
-    expect(childrenOf(process.pid).filter((pid) => !before.includes(pid))).toEqual([]);
-    // The data directory's lock was given back.
-    expect(existsSync(join(dataDir, 'stack.pid'))).toBe(false);
-  } finally {
-    await rm(dataDir, { recursive: true, force: true });
-  }
-});
+      await expect(starting).rejects.toThrow(new RegExp(`ENOENT.*${missing}`));
+      expect(childrenOf(process.pid).filter((pid) => !before.includes(pid))).toEqual([]);
+      // The data directory's lock was given back.
+      expect(existsSync(join(dataDir, 'stack.pid'))).toBe(false);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  },
+);
