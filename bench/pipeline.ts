@@ -2,9 +2,9 @@
  * The local pipeline at 10 webhooks in flight (issue 17 item 5): signed Stripe `invoice.paid` webhooks (one
  * document each, template 9001 "Invoice", one file) sent by a closed-loop client in its own process
  * (bench/pipeline-client.ts) into the local stack as `npm start` runs it: the example config
- * (config/docrelay.yaml), its worker concurrency (`service.maxConcurrency`, 4), the service emulator and the
- * handlers in one process and the AWS emulators in its child, log level SILENT with the console's line
- * callback, as `docrelay dev`.
+ * (config/docrelay.yaml), its worker concurrency (`service.maxConcurrency`, 4), the API and the ingest in
+ * one process, the worker lanes with the service emulator in one child and the AWS emulators in another, log
+ * level SILENT with the console's line callback, as `docrelay dev`.
  *
  * Reported: documents/s (stored files, first send → last stored), ack latency (request → 202, at the
  * client) and end-to-end latency (send → the job's `stored` write, `updatedAt`; same machine clock).
@@ -94,6 +94,7 @@ export async function runPipeline(
     settings,
     logLevel: 'SILENT',
     onLine,
+    workers: 'child',
     ...(options.workerConcurrency === undefined ? {} : { concurrency: options.workerConcurrency }),
   });
   const workerConcurrency = options.workerConcurrency ?? stack.config.config.service.maxConcurrency;

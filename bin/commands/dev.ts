@@ -40,6 +40,9 @@ export async function dev(ctx: CommandContext, options: DevOptions): Promise<num
     settings,
     config,
     watchConfig: true,
+    // The workers and the service emulator on a core of their own: webhooks are answered from an event loop
+    // that renders no documents.
+    workers: 'child',
     // Readable lines by default; with --json-logs the handlers' own structured logs instead.
     logLevel: options.jsonLogs === true ? 'INFO' : 'SILENT',
     ...(options.templates === undefined
@@ -69,7 +72,7 @@ export function readyLines(
   stack: {
     url: string;
     docgenUrl: string;
-    emulator?: unknown;
+    docgen: 'embedded' | 'external';
     config: Awaited<ReturnType<typeof loadConfigFile>>;
   },
   settings: { dataDir: string; configPath: string },
@@ -82,7 +85,7 @@ export function readyLines(
     `  console:   ${stack.url}/`,
     `  webhooks:  POST ${stack.url}/v1/hooks/{integrationId}   (e.g. ${stack.url}/v1/hooks/${example})`,
     `  jobs:      GET  ${stack.url}/v1/jobs[/{jobId}]   GET ${stack.url}/v1/deliveries/{deliveryId}   (docrelay jobs list, docrelay tail)`,
-    `  service:   ${stack.docgenUrl} (${stack.emulator === undefined ? 'DOCGEN_BASE_URL' : 'embedded emulator'})`,
+    `  service:   ${stack.docgenUrl} (${stack.docgen === 'external' ? 'DOCGEN_BASE_URL' : 'embedded emulator'})`,
     `  data:      ${settings.dataDir}   config: ${displayPath(settings.configPath, cwd)} (edits are picked up)`,
   ];
   if (webhook !== undefined) {

@@ -3,17 +3,16 @@
  * builders (functions/wiring/), with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
  * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
  * poller in place of Lambda's SQS event source, and the reconciler on an interval. The web console is served
- * at the API's root (local/console/).
+ * at the API's root (local/console/). The AWS emulators run in a child process of their own, and so may the
+ * workers with the service emulator (./workers-process.ts; what `docrelay dev` does).
  */
 import { randomBytes } from 'node:crypto';
 import { watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { basename, dirname } from 'node:path';
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws-clients';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
-import { FileEventPublisher } from '../../functions/adapters/local/file-event-publisher';
-import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
+import type { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import type { LocalSettings } from '../../functions/commons/env';
 import { createObservability, type LogLevel } from '../../functions/commons/observability';
@@ -26,27 +25,24 @@ import { DocgenClient } from '../../functions/docgen/client';
 import { makeEventIngestHandler } from '../../functions/handlers/event-ingest/make-handler';
 import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
 import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
-import { makeWorkerHandler } from '../../functions/handlers/worker/make-handler';
 import { checkConfigAgainstTemplates } from '../../functions/mapping/config-check';
-import type { EventPublisher } from '../../functions/ports/event-publisher';
 import { buildDocumentService } from '../../functions/wiring/document-service';
 import { buildIngestDeps } from '../../functions/wiring/ingest';
 import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
 import { buildReconcilerDeps } from '../../functions/wiring/reconciler';
-import { buildWorkerDeps } from '../../functions/wiring/worker';
 import { consoleRoutes } from '../console/console-routes';
 import { sqsDeadLetters } from '../console/dead-letters';
-import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
+import type { EmulatorHandle, EmulatorOptions } from '../emulator/server';
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
 import { startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
 import { localContext } from './lambda-context';
-import { type Poller, startPoller } from './poller';
+import { LOCAL_SEALING_SECRET, localSecrets, startWorkerSide, type WorkerSettings } from './workers';
+import { startWorkersProcess, type WorkersProcess } from './workers-process';
 
-/** Name of the secret that seals payloads and links at rest (created with a random value locally). */
-export const LOCAL_SEALING_SECRET = 'docrelay/sealing-key';
+export { LOCAL_SEALING_SECRET, trustedLinkLifetimeMs } from './workers';
 
 /** Options of the local stack beyond the settings users give through environment variables. */
 export interface LocalStackOptions {
@@ -96,6 +92,14 @@ export interface LocalStackOptions {
    * the handlers, or in this process. @default 'child'
    */
   readonly awsEmulators?: 'child' | 'in-process';
+  /**
+   * Where the worker lanes and the embedded service emulator run: a child process of their own (what `docrelay
+   * dev` uses: the ingest then has its event loop to itself), or this process. The child reads the config from
+   * settings.configPath (`config`, when given, must be that file's) and has its own AWS clients: middleware
+   * added to `clients` reaches the ingest only, and `emulator` is undefined. The emulator's `clock` option
+   * cannot cross to the child. @default 'in-process'
+   */
+  readonly workers?: 'child' | 'in-process';
 }
 
 /** What a config reload did: the new config runs, or the running one stays because the edit is broken. */
@@ -109,7 +113,9 @@ export interface LocalStack {
   readonly url: string;
   /** Base URL of the Document Generation Service in use. */
   readonly docgenUrl: string;
-  /** The embedded service emulator, unless an external service is used. */
+  /** Whether the service is the embedded emulator or one DOCGEN_BASE_URL named. */
+  readonly docgen: 'embedded' | 'external';
+  /** The embedded service emulator, when it runs in this process (`workers: 'in-process'`). */
   readonly emulator?: EmulatorHandle;
   readonly aws: AwsEmulators;
   /** The configuration the stack runs (the latest that loaded: see reloadConfig). */
@@ -125,11 +131,15 @@ export interface LocalStack {
   readonly ingestDeps: IngestDeps;
   /** Starts the worker poller (when started without it, or after stopWorkers). */
   startWorkers(): void;
-  /** Stops the worker poller, waiting for the batches in flight (simulates a worker going away). */
+  /**
+   * Stops the worker poller, waiting for the batches in flight (simulates a worker going away); in child mode
+   * it resolves once the child's lanes have finished theirs.
+   */
   stopWorkers(): Promise<void>;
   /**
    * Reads the config file again; when it is valid, the handlers are rebuilt with it (requests and batches in
-   * flight finish with the old one), else the running config stays and the problems are told.
+   * flight finish with the old one; in child mode the workers have taken it when this resolves), else the
+   * running config stays and the problems are told.
    */
   reloadConfig(): Promise<ReloadResult>;
   /** Runs one reconciler pass now. */
@@ -137,6 +147,11 @@ export interface LocalStack {
   /** Stops everything. */
   stop(): Promise<void>;
 }
+
+/** The worker side as the stack drives it, in this process or in the workers' child. */
+type Workers = Pick<WorkersProcess, 'docgenUrl' | 'startWorkers' | 'stopWorkers' | 'useConfig' | 'stop'> & {
+  readonly emulator?: EmulatorHandle;
+};
 
 /** Starts the local stack. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
@@ -146,9 +161,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const service = config.config.service;
 
   await ensureConfigSecrets(settings.secretsFile, config, line);
-  const overrides: Record<string, string> =
-    settings.docgenApiKey === undefined ? {} : { [service.apiKeySecret]: settings.docgenApiKey };
-  const secrets = new FileSecretSource(settings.secretsFile, overrides);
+  const secrets = localSecrets(settings, config);
 
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async (): Promise<void> => {
@@ -158,19 +171,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // DynamoDB's LevelDB files allow one process: a second stack on the same directory is told so up front.
   stops.push(await lockDataDir(settings.dataDir));
   try {
-    let emulator: EmulatorHandle | undefined;
-    let docgenUrl = settings.docgenBaseUrl;
-    if (docgenUrl === undefined) {
-      emulator = await startEmulator({
-        ...options.emulator,
-        apiKey: await secrets.get(service.apiKeySecret),
-      });
-      stops.push(() => (emulator as EmulatorHandle).stop());
-      docgenUrl = emulator.url;
-    }
-
     const visibility = options.visibilityTimeoutSeconds ?? 60;
-    const linkLifetimeMs = options.linkLifetimeMs ?? trustedLinkLifetime(emulator, options.emulator);
     const maxReceiveCount = options.maxReceiveCount ?? 5;
     const awsOptions = { dataDir: settings.dataDir, maxReceiveCount, visibilityTimeoutSeconds: visibility };
     const aws: AwsEmulators =
@@ -193,11 +194,44 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const deadLetters = new SqsJobQueue(clients.sqs, aws.dlqUrl);
     const logLevel = options.logLevel ?? 'WARN';
     // EMF metrics are for CloudWatch; printed locally they would drown the console. Powertools reads this
-    // setting from the environment only.
+    // setting from the environment only (a workers' child inherits it).
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-    const events = consoleEvents(join(settings.dataDir, 'events.jsonl'), line);
 
-    /** The handlers that depend on the configuration, built by the same builders as on AWS. */
+    const workerSettings: WorkerSettings = {
+      settings,
+      aws: {
+        region: aws.region,
+        endpoints: aws.endpoints,
+        tableName: aws.tableName,
+        bucket: aws.bucket,
+        queueUrl: aws.queueUrl,
+        dlqUrl: aws.dlqUrl,
+      },
+      maxReceiveCount,
+      leaseMs: visibility * 1000,
+      logLevel,
+      ...(options.emulator === undefined ? {} : { emulator: options.emulator }),
+      ...(options.linkLifetimeMs === undefined ? {} : { linkLifetimeMs: options.linkLifetimeMs }),
+      ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
+      ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    };
+    let workers: Workers;
+    if (options.workers === 'child') {
+      workers = await startWorkersProcess({
+        ...workerSettings,
+        onLine: line,
+        onExit: (reason) => line(`error: ${reason}`),
+      });
+    } else {
+      const side = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });
+      workers = { ...side, useConfig: async (loaded) => side.useConfig(loaded) };
+    }
+    // The service emulator (or the workers' child) stops after the API, before the AWS emulators.
+    stops.push(() => workers.stop());
+    const docgenUrl = workers.docgenUrl;
+
+    /** The ingest handlers, which depend on the configuration, built by the same builders as on AWS. */
     const wire = (loaded: LoadedConfig, secrets: FileSecretSource) => {
       const ingestDeps = buildIngestDeps({
         config: loaded,
@@ -207,29 +241,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueUrl: aws.queueUrl,
         sealingSecretName: LOCAL_SEALING_SECRET,
       });
-      const built = buildWorkerDeps({
-        config: loaded,
-        secrets,
-        ...tables,
-        sqs: clients.sqs,
-        s3: clients.s3,
-        events,
-        queueUrl: aws.queueUrl,
-        dlqUrl: aws.dlqUrl,
-        bucket: aws.bucket,
-        sealingSecretName: LOCAL_SEALING_SECRET,
-        maxReceiveCount,
-        leaseMs: visibility * 1000,
-        docgenBaseUrl: docgenUrl,
-        ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
-        ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
-      });
-      const workerDeps =
-        linkLifetimeMs === undefined ? built : { ...built, worker: { ...built.worker, linkLifetimeMs } };
       return {
         config: loaded,
         ingestDeps,
-        workerDeps,
         ingest: makeIngestHandler(ingestDeps, createObservability('ingest', { logLevel })),
         eventIngest: makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel })),
       };
@@ -291,44 +305,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     );
     stops.push(() => api.close());
 
-    const queueArn =
-      (
-        await clients.sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: aws.queueUrl, AttributeNames: ['QueueArn'] }),
-        )
-      ).Attributes?.QueueArn ?? 'arn:aws:sqs:us-east-1:000000000000:docrelay-jobs';
-    let poller: Poller | undefined;
-    const startWorkers = (): void => {
-      if (poller !== undefined) return;
-      poller = startPoller({
-        sqs: clients.sqs,
-        queueUrl: aws.queueUrl,
-        queueArn,
-        region: aws.region,
-        handlerForLane: () => {
-          // One handler per lane and configuration: a reload reaches the lane at its next batch.
-          let built: { from: typeof wiring; handler: ReturnType<typeof makeWorkerHandler> } | undefined;
-          return (event, context) => {
-            const current = wiring;
-            if (built?.from !== current) {
-              built = {
-                from: current,
-                handler: makeWorkerHandler(current.workerDeps, createObservability('worker', { logLevel })),
-              };
-            }
-            return built.handler(event, context) as ReturnType<typeof built.handler>;
-          };
-        },
-        concurrency: options.concurrency ?? service.maxConcurrency,
-        onError: (error) => line(`worker error: ${error instanceof Error ? error.message : String(error)}`),
-      });
-    };
-    const stopWorkers = async (): Promise<void> => {
-      const current = poller;
-      poller = undefined;
-      await current?.stop();
-    };
-    stops.push(stopWorkers);
+    // Stopped first (after the reconciler): batches in flight finish while the API and the emulators run.
+    stops.push(() => workers.stopWorkers());
 
     const reconcileNow = (before?: number) => reconcile({ ...reconcilerDeps, log: reconcilerLog }, before);
     // The queue emulator keeps messages in memory only: at start-up every open job needs its message again,
@@ -349,7 +327,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     interval.unref();
     stops.push(async () => clearInterval(interval));
 
-    if (options.startWorkers ?? true) startWorkers();
+    if (options.startWorkers ?? true) workers.startWorkers();
     await checkTemplates(config);
 
     let reloading: Promise<ReloadResult> | undefined;
@@ -367,8 +345,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         return { reloaded: false, problems, ...(problems.length === 0 ? { error: firstLineOf(error) } : {}) };
       }
       await ensureConfigSecrets(settings.secretsFile, loaded, line);
+      try {
+        await workers.useConfig(loaded);
+      } catch (error) {
+        line(
+          `config not reloaded, the running config stays: the workers did not take it: ${firstLineOf(error)}`,
+        );
+        return { reloaded: false, problems: [], error: firstLineOf(error) };
+      }
       // A new secret source: the new config may name secrets the old one's cache has not seen.
-      wiring = wire(loaded, new FileSecretSource(settings.secretsFile, overrides));
+      wiring = wire(loaded, localSecrets(settings, loaded));
       line(`config reloaded from ${source}: ${describeConfig(loaded)}`);
       const warnings = await checkTemplates(loaded);
       return { reloaded: true, config: loaded, warnings };
@@ -398,7 +384,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     return {
       url: api.url,
       docgenUrl,
-      ...(emulator === undefined ? {} : { emulator }),
+      docgen: settings.docgenBaseUrl === undefined ? 'embedded' : 'external',
+      ...(workers.emulator === undefined ? {} : { emulator: workers.emulator }),
       aws,
       get config() {
         return wiring.config;
@@ -410,8 +397,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       get ingestDeps() {
         return wiring.ingestDeps;
       },
-      startWorkers,
-      stopWorkers,
+      startWorkers: () => workers.startWorkers(),
+      stopWorkers: () => workers.stopWorkers(),
       reloadConfig,
       reconcileNow,
       stop: stopAll,
@@ -507,42 +494,3 @@ async function ensureStandardWebhooksSecrets(file: string, names: ReadonlySet<st
   await writeJsonAtomic(file, values, 0o600);
   return created;
 }
-
-/** Local events: appended to a JSON-lines file (no EventBridge emulator runs) and told on the console. */
-function consoleEvents(file: string, line: (text: string) => void): EventPublisher {
-  const fileEvents = new FileEventPublisher(file);
-  return {
-    publish: async (type, detail) => {
-      await fileEvents.publish(type, detail);
-      const files = Array.isArray(detail.files)
-        ? (detail.files as Array<{ bucket?: string; key?: string }>)
-        : [];
-      if (type === 'Document Stored') {
-        line(
-          `job ${String(detail.jobId)} stored: ${files.map((f) => `s3://${f.bucket}/${f.key}`).join(', ')}`,
-        );
-      } else {
-        const error = detail.error as { code?: string; message?: string } | undefined;
-        line(`job ${String(detail.jobId)} failed: ${error?.code ?? 'UNKNOWN'} ${error?.message ?? ''}`);
-      }
-    },
-  };
-}
-
-/**
- * The link lifetime the worker may trust when the stack runs its own emulator with a lifetime set: the
- * emulator's, less a margin (a tenth, at least half a second) for the time between the link's creation and
- * the worker reading the answer. Undefined otherwise (the worker's default).
- */
-function trustedLinkLifetime(
-  emulator: EmulatorHandle | undefined,
-  options: LocalStackOptions['emulator'],
-): number | undefined {
-  if (emulator === undefined) return undefined;
-  const ttl = options?.faults?.linkTtlMs ?? options?.linkTtlMs;
-  return ttl === undefined ? undefined : trustedLinkLifetimeMs(ttl);
-}
-
-/** A link lifetime less the margin above: what a worker may trust of links that live `ttlMs`. */
-export const trustedLinkLifetimeMs = (ttlMs: number): number =>
-  Math.max(0, ttlMs - Math.max(500, ttlMs / 10));

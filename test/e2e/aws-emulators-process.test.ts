@@ -1,9 +1,8 @@
 /**
  * The local AWS emulators in their own process (local/stack/aws-emulators-process.ts): they answer on
  * loopback, keep their data across a stop and a start on the same directory, end when stopped, and end by
- * themselves when the process that started them is killed.
+ * themselves, with the workers' process beside them, when the process that started them is killed.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/stack/aws-emulators
 import { startAwsEmulatorsProcess } from '../../local/stack/aws-emulators-process';
 import { processAlive } from '../../local/state-files';
 import { startDevProcess } from './helpers/dev-process';
+import { childrenOf, commandLineOf } from './helpers/processes';
 import { waitUntil } from './helpers/wait';
 
 jest.setTimeout(60_000);
@@ -65,30 +65,15 @@ it('answers on loopback, keeps its data across a restart, and ends when stopped'
   await second.stop();
 });
 
-/** Process ids whose parent is `pid` (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        // The parent pid is the 4th field, after the command in parentheses.
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 const linuxOnly = process.platform === 'linux' ? it : it.skip;
 
 linuxOnly(
-  'ends by itself when `docrelay dev` is killed, so a new stack can use the data directory',
+  'ends by itself, as the workers do, when `docrelay dev` is killed, so a new stack can use the data directory',
   async () => {
     const dev = await startDevProcess(dataDir);
     const children = childrenOf(dev.child.pid as number);
-    expect(children.length).toBeGreaterThan(0);
+    const modules = children.map((pid) => /[\w-]+-child\.ts/.exec(commandLineOf(pid))?.[0]).sort();
+    expect(modules).toEqual(['aws-emulators-child.ts', 'workers-child.ts']);
 
     await dev.stop('SIGKILL');
 

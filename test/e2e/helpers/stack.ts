@@ -70,7 +70,7 @@ export interface TestStack {
   readonly settings: LocalSettings;
   /** Every console line the stack printed. */
   readonly lines: string[];
-  /** The embedded service emulator (throws when the stack uses an external service). */
+  /** The embedded service emulator (throws when the stack uses an external service or runs it in its workers' child). */
   readonly emulator: EmulatorHandle;
   readonly s3: S3Client;
   readonly sqs: SQSClient;
@@ -175,7 +175,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     settings,
     lines,
     get emulator(): EmulatorHandle {
-      if (stack.emulator === undefined) throw new Error('this stack uses an external service');
+      if (stack.emulator === undefined)
+        throw new Error(
+          stack.docgen === 'external'
+            ? 'this stack uses an external service'
+            : "this stack's service emulator runs in its workers' process",
+        );
       return stack.emulator;
     },
     s3,

@@ -8,6 +8,7 @@ const service = 'service: { baseUrl: https://docs.example.com }\n';
 const stack = (yaml: string) => ({
   url: 'http://127.0.0.1:3000',
   docgenUrl: 'http://127.0.0.1:4010',
+  docgen: 'embedded' as const,
   config: parseConfig(yaml),
 });
 const settings = { dataDir: '/tmp/data', configPath: join(root, 'config/docrelay.yaml') };
@@ -42,5 +43,17 @@ describe('readyLines', () => {
     documents: [{ name: n, template: { id: "9003" }, data: { Title: "t" } }]
 `;
     expect(tryLine(events)).toBe('  try:       npx docrelay put-event orders --event <file>');
+  });
+
+  it('says whether the service is the embedded emulator or the one DOCGEN_BASE_URL names', () => {
+    const yaml = `${service}integrations:
+  - id: acme
+    verify: { scheme: github, secret: s }
+    documents: [{ name: n, template: { id: "9003" }, data: { Title: "t" } }]
+`;
+    const serviceLine = (docgen: 'embedded' | 'external') =>
+      readyLines({ ...stack(yaml), docgen }, settings, root).find((line) => line.startsWith('  service:'));
+    expect(serviceLine('embedded')).toBe('  service:   http://127.0.0.1:4010 (embedded emulator)');
+    expect(serviceLine('external')).toBe('  service:   http://127.0.0.1:4010 (DOCGEN_BASE_URL)');
   });
 });

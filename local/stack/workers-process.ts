@@ -1,0 +1,134 @@
+/**
+ * The worker side of the local stack (./workers.ts: the worker lanes and the embedded service emulator) in a
+ * child process of their own (./workers-child.ts), so that the ingest's event loop serves webhooks while the
+ * workers map, render and copy on another core. The child reads the config file itself, builds its own
+ * secret source and AWS clients (pointed at the AWS emulators' endpoints), reports the service's URL when
+ * ready, and tells its console lines over IPC; it stops when `stop()` asks, and by itself when this process
+ * goes away (./child-process.ts).
+ */
+import { join } from 'node:path';
+import type { LoadedConfig } from '../../functions/config/compile';
+import type { DocrelayConfig } from '../../functions/config/schema';
+import { forkChild } from './child-process';
+import type { WorkerSettings } from './workers';
+
+/** What the workers' child reports when ready. */
+export type WorkersReady = { readonly docgenUrl: string };
+
+/** A configuration as it crosses to the child: validated, not compiled (JSON, as a Lambda's bundled config). */
+export type ConfigData = { readonly config: DocrelayConfig; readonly source: string };
+
+/** What the parent asks of the workers' child beyond `stop`. A request with an id is answered `done`. */
+export type WorkersRequest =
+  | { readonly type: 'start-workers' }
+  | { readonly type: 'stop-workers'; readonly id: number }
+  | { readonly type: 'use-config'; readonly id: number; readonly config: ConfigData };
+
+/** What the workers' child tells beyond ready, failed and stopped. */
+export type WorkersNotice =
+  | { readonly type: 'line'; readonly text: string }
+  | { readonly type: 'done'; readonly id: number; readonly error?: string };
+
+/**
+ * How much lower the workers' scheduling priority is than this process's (a nice increment). Where cores are short, the OS then gives the CPU to the ingest's process and the
+ * AWS emulators' first: webhooks are answered promptly while documents wait a little. On 2 cores
+ * (bench/pipeline.ts, 2026-11-26) the child at this priority took the acks' p50 from ~58 ms in process to
+ * ~47 ms, for ~8% fewer documents/s; at the same priority as this process it made them slower (~72 ms), the
+ * three processes sharing the two cores evenly. With a core each, the priority makes no difference.
+ */
+const WORKERS_NICE = 10;
+
+/** Options of the workers' process. */
+export interface WorkersProcessOptions extends WorkerSettings {
+  /** Hears the workers' console lines. */
+  readonly onLine: (text: string) => void;
+  /** Hears that the child exited while it was meant to run. */
+  readonly onExit?: (reason: string) => void;
+  /** Longest wait for the child to be ready. @default 60_000 */
+  readonly startTimeoutMs?: number;
+}
+
+/** The worker side running in its child process. */
+export interface WorkersProcess {
+  /** The child's process id. */
+  readonly pid: number;
+  /** Base URL of the Document Generation Service the workers use. */
+  readonly docgenUrl: string;
+  /** Starts the child's poller (a no-op when it runs). */
+  startWorkers(): void;
+  /** Stops the child's poller; resolves once its batches in flight are done. */
+  stopWorkers(): Promise<void>;
+  /** Hands the child a configuration this process validated; resolves once its handlers are rebuilt. */
+  useConfig(config: LoadedConfig): Promise<void>;
+  /** Stops the child (its poller, then its emulator); resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Starts the worker side in a child process; resolves once its service emulator listens. */
+export async function startWorkersProcess(options: WorkersProcessOptions): Promise<WorkersProcess> {
+  const { onLine, onExit, startTimeoutMs = 60_000, ...settings } = options;
+  if (settings.emulator?.clock !== undefined)
+    throw new Error(
+      'the emulator option `clock` is a function: it cannot reach the workers in their child process',
+    );
+  // Requests the child has not answered yet; each says what its caller hears if the child exits first.
+  const pending = new Map<
+    number,
+    { resolve: () => void; reject: (error: Error) => void; ended: (reason: string) => void }
+  >();
+  const running = await forkChild<WorkersReady>({
+    module: join(__dirname, 'workers-child.ts'),
+    argument: JSON.stringify(settings),
+    what: 'the workers and the service emulator',
+    process: "the workers' process",
+    startTimeoutMs,
+    // The handlers' own logs (`docrelay dev --json-logs`) go where this process's go.
+    output: 'inherit',
+    nice: WORKERS_NICE,
+    ...(onExit === undefined ? {} : { onExit }),
+    onMessage: (message) => {
+      const notice = message as WorkersNotice;
+      if (notice.type === 'line') onLine(notice.text);
+      else if (notice.type === 'done') {
+        const waiting = pending.get(notice.id);
+        pending.delete(notice.id);
+        if (notice.error === undefined) waiting?.resolve();
+        else waiting?.reject(new Error(notice.error));
+      }
+    },
+  });
+  const { child } = running;
+  void running.exited.then((reason) => {
+    for (const waiting of pending.values()) waiting.ended(reason);
+    pending.clear();
+  });
+  const send = (request: WorkersRequest): void => {
+    if (child.connected) child.send(request, () => undefined);
+  };
+  let nextId = 0;
+  const ask = (request: (id: number) => WorkersRequest, whenGone: 'resolve' | 'reject'): Promise<void> => {
+    const gone = (reason: string) => new Error(`the workers' process ended (${reason})`);
+    if (!child.connected)
+      return whenGone === 'resolve' ? Promise.resolve() : Promise.reject(gone('not connected'));
+    nextId += 1;
+    const id = nextId;
+    return new Promise<void>((resolve, reject) => {
+      const ended = (reason: string) => (whenGone === 'resolve' ? resolve() : reject(gone(reason)));
+      pending.set(id, { resolve, reject, ended });
+      send(request(id));
+    });
+  };
+  return {
+    pid: child.pid ?? 0,
+    docgenUrl: running.ready.docgenUrl,
+    startWorkers: () => send({ type: 'start-workers' }),
+    // A child that is gone has no batches in flight.
+    stopWorkers: () => ask((id) => ({ type: 'stop-workers', id }), 'resolve'),
+    useConfig: (config) =>
+      ask(
+        (id) => ({ type: 'use-config', id, config: { config: config.config, source: config.source } }),
+        'reject',
+      ),
+    stop: running.stop,
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * The local stack with its workers and service emulator in a child process (`workers: 'child'`, what
+ * `docrelay dev` runs): a signed webhook is stored end to end and its console line reaches this process;
+ * the child runs at a lower priority; stopping the workers waits for the child's batch in flight and leaves
+ * new jobs queued until they start again; a config reload reaches the child's handlers; a child that cannot
+ * start fails the start with its message and leaves nothing running. (That the child ends when its parent
+ * is killed: aws-emulators-process.test.ts.)
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { getPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { JobView } from '../../functions/core/job-view';
+import { childrenOf, commandLineOf } from './helpers/processes';
+import { startTestStack, type TestStack } from './helpers/stack';
+import { waitUntil } from './helpers/wait';
+import { signGithub } from './helpers/webhooks';
+
+jest.setTimeout(60_000);
+
+/** One integration whose rule's Title mapping the reload test changes (the worker evaluates `data`). */
+const configWith = (titlePrefix: string): string => `service:
+  baseUrl: https://docs.example.com
+  apiKeySecret: docrelay/service-api-key
+  maxConcurrency: 2
+storage:
+  keyPattern: "{integration}/{jobId}/{filename}"
+integrations:
+  - id: notes
+    verify: { scheme: github, secret: docrelay/notes-webhook }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data:
+          Title: "'${titlePrefix}: ' & title"
+          Body: "body"
+`;
+
+let configDir: string;
+let configPath: string;
+let t: TestStack;
+
+beforeAll(async () => {
+  configDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-worker-child-config-'));
+  configPath = join(configDir, 'docrelay.yaml');
+  await writeFile(configPath, configWith('v1'));
+  t = await startTestStack({
+    workers: 'child',
+    env: { DOCRELAY_CONFIG: configPath },
+    // Each generation takes a while, so that a test can catch a batch in flight.
+    emulator: { seed: 31, faults: { generationLatencyMs: 400 } },
+    reconcileIntervalMs: 600_000,
+  });
+});
+
+afterAll(async () => {
+  await t?.dispose();
+  await rm(configDir, { recursive: true, force: true });
+});
+
+let sent = 0;
+/** Posts a signed note; returns its one job id. */
+async function postNote(title: string): Promise<string> {
+  sent += 1;
+  const body = Buffer.from(JSON.stringify({ title, body: `note ${sent}` }));
+  const answer = await t.post('notes', body, signGithub(body, await t.secret('docrelay/notes-webhook')));
+  expect(answer.status).toBe(202);
+  return answer.body.jobs[0]?.jobId as string;
+}
+
+/** The text of a stored job's one file, read back from the local S3. */
+async function storedText(view: JobView): Promise<string> {
+  expect(view.status).toBe('stored');
+  const file = view.files[0] as JobView['files'][number];
+  return (await t.readObject(file.bucket, file.key)).bytes.toString('utf8');
+}
+
+const linuxOnly = process.platform === 'linux' ? it : it.skip;
+
+const jobStatus = async (jobId: string): Promise<string> => (await t.getJob(jobId)).body.status;
+
+it('runs the workers and the service emulator outside this process, and tells their lines here', async () => {
+  expect(t.stack.emulator).toBeUndefined();
+  expect(t.stack.docgen).toBe('embedded');
+
+  const jobId = await postNote('first');
+  const [view] = await t.waitForJobs([jobId]);
+
+  expect(await storedText(view as JobView)).toContain('v1: first');
+  const file = (view as JobView).files[0] as JobView['files'][number];
+  expect(t.lines).toContain(`job ${jobId} stored: s3://${file.bucket}/${file.key}`);
+  // The child publishes, so the child writes the events file.
+  const events = await readFile(join(t.dataDir, 'events.jsonl'), 'utf8');
+  expect(events).toContain(`"jobId":"${jobId}"`);
+});
+
+linuxOnly('runs the workers at a lower priority than this process, which answers the webhooks', () => {
+  const workers = childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes('workers-child.ts'));
+
+  expect(workers).toHaveLength(1);
+  expect(getPriority(workers[0])).toBe(Math.min(19, getPriority() + 10));
+});
+
+it('stops the workers after their batch in flight, keeps new jobs queued, and starts them again', async () => {
+  const inFlight = await postNote('in flight');
+  await waitUntil(`job ${inFlight} to be taken by a lane`, async () =>
+    (await jobStatus(inFlight)) === 'queued' ? undefined : true,
+  );
+
+  await t.stack.stopWorkers();
+
+  // The batch in flight finished before stopWorkers resolved, its line told here first.
+  expect(await jobStatus(inFlight)).toBe('stored');
+  expect(t.lines).toContainEqual(expect.stringMatching(new RegExp(`^job ${inFlight} stored: `)));
+  const waiting = await postNote('waiting');
+  // A receive the stop cut short may hold the message for its visibility timeout (3 s here); once that is
+  // over this test receives it, leaving it visible again: no lane took it, and the job is still queued.
+  const message = await waitUntil('the job message to wait in the queue', async () => {
+    const received = await t.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: t.stack.aws.queueUrl, WaitTimeSeconds: 1, VisibilityTimeout: 0 }),
+    );
+    return received.Messages?.[0];
+  });
+  expect(message.Body).toContain(waiting);
+  expect(await jobStatus(waiting)).toBe('queued');
+
+  t.stack.startWorkers();
+
+  const [view] = await t.waitForJobs([waiting]);
+  expect(await storedText(view as JobView)).toContain('v1: waiting');
+});
+
+it('hands a reloaded config to the workers: the next job follows its mapping', async () => {
+  await writeFile(configPath, configWith('v2'));
+
+  const reloaded = await t.stack.reloadConfig();
+
+  expect(reloaded.reloaded).toBe(true);
+  const jobId = await postNote('after reload');
+  const [view] = await t.waitForJobs([jobId]);
+  expect(await storedText(view as JobView)).toContain('v2: after reload');
+});
+
+linuxOnly(
+  'fails to start with the child’s message, leaving nothing running, when the emulator cannot start',
+  async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-worker-child-fail-'));
+    const before = childrenOf(process.pid);
+    try {
+      const missing = join(dataDir, 'no-such-templates');
+
+      const starting = startTestStack({
+        dataDir,
+        workers: 'child',
+        env: { DOCRELAY_CONFIG: configPath },
+        emulator: { templatesDir: missing },
+      });
+
+      await expect(starting).rejects.toThrow(new RegExp(`ENOENT.*${missing}`));
+      expect(childrenOf(process.pid).filter((pid) => !before.includes(pid))).toEqual([]);
+      // The data directory's lock was given back.
+      expect(existsSync(join(dataDir, 'stack.pid'))).toBe(false);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  },
+);
