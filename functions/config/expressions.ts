@@ -2,8 +2,9 @@
  * Compiling the JSONata expressions of the configuration. Kept free of Node and Lambda imports because the
  * schema (imported by the CDK code in lib/) checks every expression's syntax with it.
  */
-import jsonata from 'jsonata';
+import type jsonata from 'jsonata';
 import { registerSafeBuiltins } from '../mapping/builtins';
+import { loadJsonata } from './jsonata';
 
 /** Bounds on one evaluation, so a hostile payload cannot hang or exhaust the process. */
 export interface ExpressionLimits {
@@ -71,7 +72,7 @@ export function compileExpression(
   const bounds = { ...DEFAULT_EXPRESSION_LIMITS, ...limits };
   // jsonata 2.x enforces these itself: `stack` and `timeout` are checked on every evaluation step
   // (the same hook its test suite's timeboxExpression used), `sequence` caps every sequence it builds.
-  const expression = jsonata(source, {
+  const expression = loadJsonata()(source, {
     timeout: bounds.timeoutMs,
     stack: bounds.maxDepth,
     sequence: bounds.maxSequence,
@@ -112,7 +113,7 @@ export function deferExpression(
 export function checkExpressionSyntax(source: string): ExpressionSyntaxProblem | undefined {
   let ast: unknown;
   try {
-    ast = jsonata(source).ast();
+    ast = loadJsonata()(source).ast();
   } catch (error) {
     return describeSyntaxError(error);
   }

@@ -8,7 +8,8 @@
  * The order-by operator (`items^(sku)`) runs jsonata's own sort and cannot be replaced; the isolate (see
  * isolate.ts) bounds it. No Node imports: the config schema, imported by lib/, compiles expressions with this.
  */
-import jsonata from 'jsonata';
+import type jsonata from 'jsonata';
+import { loadJsonata } from '../config/jsonata';
 
 /** Longest string a built-in may take or make (8 Mi characters; a document field is far smaller). */
 export const MAX_STRING_LENGTH = 8 * 1024 * 1024;
@@ -193,17 +194,24 @@ const ORIGINAL_NAMES = ['string', 'join', 'replace', 'split', 'formatNumber', 'm
 type OriginalName = (typeof ORIGINAL_NAMES)[number];
 type JsonataFunction = { implementation: Implementation };
 let originals: Map<OriginalName, JsonataFunction> | undefined;
-const loadingOriginals = Promise.all(
-  ORIGINAL_NAMES.map(
-    async (name) => [name, (await jsonata(`$${name}`).evaluate({})) as JsonataFunction] as const,
-  ),
-).then((entries) => {
-  originals = new Map(entries);
-  return originals;
-});
+let loadingOriginals: Promise<Map<OriginalName, JsonataFunction>> | undefined;
+
+/** The originals, read on the first call of a wrapped built-in (not at load: JSONata may never be needed). */
+function readOriginals(): Promise<Map<OriginalName, JsonataFunction>> {
+  const jsonata = loadJsonata();
+  loadingOriginals ??= Promise.all(
+    ORIGINAL_NAMES.map(
+      async (name) => [name, (await jsonata(`$${name}`).evaluate({})) as JsonataFunction] as const,
+    ),
+  ).then((entries) => {
+    originals = new Map(entries);
+    return originals;
+  });
+  return loadingOriginals;
+}
 
 async function callOriginal(name: OriginalName, focus: Focus, args: unknown[]): Promise<unknown> {
-  const table = originals ?? (await loadingOriginals);
+  const table = originals ?? (await readOriginals());
   const result = await (table.get(name) as JsonataFunction).implementation.apply(focus, args);
   if (typeof result === 'string') checkLength(`$${name}`, 'a result', result.length);
   if (Array.isArray(result) && result.length > MAX_STRING_LENGTH) {

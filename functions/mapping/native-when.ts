@@ -2,13 +2,18 @@
  * The common `when` rules, evaluated without JSONata: a field compared with a literal (`action = 'opened'`,
  * `$headers.'x-github-event' = 'push'`, `pull_request.merged = true`), and `and`/`or` of such. The ingest
  * evaluates `when` for every delivery, and JSONata's asynchronous evaluator costs more than the rest of the
- * rule step together (issue 17); a walk along a few own properties costs next to nothing.
+ * rule step together (issue 17); a walk along a few own properties costs next to nothing. The rule is read
+ * from the expression's text by the small parser below, so an ingest whose rules are all of this shape never
+ * loads JSONata at all (its module is a few ms of every cold start).
  *
- * Only what agrees with JSONata by construction is taken: each step of the path is an own property of a plain
- * object, and the value compared is a string, number, boolean or null. Anything else (an array along the
- * path, where JSONata maps over it; an object or array compared, where it compares deeply; an inherited
- * property) answers "ask JSONata", and the whole expression is evaluated by JSONata as before. A property
- * test keeps the two equal (test/unit/mapping/native-when.test.ts).
+ * Only what agrees with JSONata by construction is taken. The text must be made of the plainest tokens only:
+ * names (`[A-Za-z_][A-Za-z0-9_]*`, or in backticks), quoted strings without escapes, unsigned numbers, `true`,
+ * `false`, `null`, `$` and `$name`, `.`, `=`, `!=`, `and`, `or` and parentheses; anything else (a predicate, a
+ * function, a comment, an escape) leaves the expression to JSONata. At run time, each step of the path must be
+ * an own property of a plain object and the value compared a string, number, boolean or null; anything else
+ * (an array along the path, where JSONata maps over it; an object or array compared, where it compares deeply;
+ * an inherited property) answers "ask JSONata", and JSONata evaluates the whole expression as before. A
+ * property test keeps the two equal (test/unit/mapping/native-when.test.ts).
  */
 import type { CompiledExpression } from '../config/expressions';
 import type { PreparedInput } from './evaluate';
@@ -23,7 +28,8 @@ interface FieldPath {
   readonly names: readonly string[];
 }
 
-type NativeRule =
+/** A `when` rule JSONata need not evaluate. */
+export type NativeRule =
   | {
       readonly kind: 'compare';
       readonly equal: boolean;
@@ -32,84 +38,162 @@ type NativeRule =
     }
   | { readonly kind: 'and' | 'or'; readonly lhs: NativeRule; readonly rhs: NativeRule };
 
+type Token =
+  | { readonly type: 'name' | 'variable' | 'string'; readonly value: string }
+  | { readonly type: 'number'; readonly value: number }
+  | { readonly type: 'op'; readonly value: '.' | '=' | '!=' | '(' | ')' | 'and' | 'or' }
+  | { readonly type: 'value'; readonly value: boolean | null };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+const NUMBER = /^(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/;
+const VALUES: Readonly<Record<string, boolean | null>> = { true: true, false: false, null: null };
+
+/** The tokens of the text, or undefined at the first character outside the plain subset. */
+function tokenize(text: string): Token[] | undefined {
+  const tokens: Token[] = [];
+  let rest = text;
+  for (;;) {
+    rest = rest.trimStart();
+    if (rest === '') return tokens;
+    const char = rest[0] as string;
+    if (char === '(' || char === ')' || char === '.' || char === '=') {
+      tokens.push({ type: 'op', value: char });
+      rest = rest.slice(1);
+    } else if (rest.startsWith('!=')) {
+      tokens.push({ type: 'op', value: '!=' });
+      rest = rest.slice(2);
+    } else if (char === "'" || char === '"' || char === '`') {
+      const end = rest.indexOf(char, 1);
+      const value = rest.slice(1, end);
+      // No escapes (JSONata would read them) and no line breaks: left to JSONata.
+      if (end < 0 || value.includes('\\') || /[\r\n]/.test(value)) return undefined;
+      tokens.push({ type: char === '`' ? 'name' : 'string', value });
+      rest = rest.slice(end + 1);
+    } else if (char === '$') {
+      const name = NAME.exec(rest.slice(1))?.[0] ?? '';
+      tokens.push({ type: 'variable', value: name });
+      rest = rest.slice(1 + name.length);
+    } else {
+      const number = NUMBER.exec(rest)?.[0];
+      const name = NAME.exec(rest)?.[0];
+      if (number !== undefined && name === undefined) {
+        tokens.push({ type: 'number', value: Number(number) });
+        rest = rest.slice(number.length);
+      } else if (name !== undefined) {
+        if (name === 'and' || name === 'or') tokens.push({ type: 'op', value: name });
+        else if (Object.hasOwn(VALUES, name))
+          tokens.push({ type: 'value', value: VALUES[name] as boolean | null });
+        else if (name === 'in') return undefined;
+        else tokens.push({ type: 'name', value: name });
+        rest = rest.slice(name.length);
+      } else return undefined;
+      // A name or number runs into the next token only through an operator or a space (`1a`, `a$`: JSONata's).
+      if (rest !== '' && !/^[\s().=!]/.test(rest)) return undefined;
+    }
+  }
+}
+
+/** A recursive-descent reading of the tokens: `or` of `and` of comparisons, in parentheses or not. */
+class Reader {
+  private at = 0;
+  constructor(private readonly tokens: readonly Token[]) {}
+
+  /** The rule when the tokens are exactly one, else undefined. */
+  rule(): NativeRule | undefined {
+    const rule = this.or();
+    return rule !== undefined && this.at === this.tokens.length ? rule : undefined;
+  }
+
+  private peekOp(value: string): boolean {
+    const token = this.tokens[this.at];
+    return token?.type === 'op' && token.value === value;
+  }
+
+  private or(): NativeRule | undefined {
+    let lhs = this.and();
+    while (lhs !== undefined && this.peekOp('or')) {
+      this.at += 1;
+      const rhs = this.and();
+      lhs = rhs === undefined ? undefined : { kind: 'or', lhs, rhs };
+    }
+    return lhs;
+  }
+
+  private and(): NativeRule | undefined {
+    let lhs = this.primary();
+    while (lhs !== undefined && this.peekOp('and')) {
+      this.at += 1;
+      const rhs = this.primary();
+      lhs = rhs === undefined ? undefined : { kind: 'and', lhs, rhs };
+    }
+    return lhs;
+  }
+
+  private primary(): NativeRule | undefined {
+    if (this.peekOp('(')) {
+      this.at += 1;
+      const inner = this.or();
+      if (inner === undefined || !this.peekOp(')')) return undefined;
+      this.at += 1;
+      return inner;
+    }
+    const left = this.operand();
+    const op = this.tokens[this.at];
+    if (left === undefined || op?.type !== 'op' || (op.value !== '=' && op.value !== '!=')) return undefined;
+    this.at += 1;
+    const right = this.operand();
+    if (right === undefined) return undefined;
+    const equal = op.value === '=';
+    if ('field' in left && 'literal' in right)
+      return { kind: 'compare', equal, field: left.field, literal: right.literal };
+    if ('literal' in left && 'field' in right)
+      return { kind: 'compare', equal, field: right.field, literal: left.literal };
+    return undefined;
+  }
+
+  private operand(): { field: FieldPath } | { literal: Literal } | undefined {
+    const head = this.tokens[this.at];
+    if (head === undefined) return undefined;
+    this.at += 1;
+    if (head.type === 'string' || head.type === 'number' || head.type === 'value')
+      return { literal: head.value };
+    if (head.type !== 'name' && head.type !== 'variable') return undefined;
+    const names: string[] = head.type === 'name' ? [head.value] : [];
+    while (this.peekOp('.')) {
+      this.at += 1;
+      const step = this.tokens[this.at];
+      // After a dot, a quoted string is a name too (`$headers.'x-github-event'`).
+      if (step?.type !== 'name' && step?.type !== 'string') return undefined;
+      names.push(step.value);
+      this.at += 1;
+    }
+    if (head.type === 'name') return { field: { names } };
+    // `$` alone is the body; a bare `$name` is compared whole; `$.a` reads the body.
+    if (head.value === '') return names.length === 0 ? undefined : { field: { names } };
+    return { field: { binding: head.value, names } };
+  }
+}
+
+/** The native rule of a `when` expression's text, or undefined when it is not one of the shapes taken. */
+export function nativeRule(source: string): NativeRule | undefined {
+  const tokens = tokenize(source);
+  return tokens === undefined ? undefined : new Reader(tokens).rule();
+}
+
 /** A rule's verdict, or ASK_JSONATA when this input needs JSONata's own semantics. */
 const ASK_JSONATA = Symbol('ask JSONata');
 type Verdict = boolean | typeof ASK_JSONATA;
 
-type Node = Record<string, unknown>;
-
-const isNode = (value: unknown): value is Node =>
+const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** True when the node has only these keys (any other, such as a predicate or a stage, changes its meaning). */
-const onlyKeys = (node: Node, keys: readonly string[]): boolean =>
-  Object.keys(node).every((key) => keys.includes(key));
-
-function literalOf(node: Node): { value: Literal } | undefined {
-  if (!onlyKeys(node, ['type', 'value', 'position'])) return undefined;
-  const { type, value } = node;
-  if (type === 'string' && typeof value === 'string') return { value };
-  if (type === 'number' && typeof value === 'number' && Number.isFinite(value)) return { value };
-  if (type === 'value' && (typeof value === 'boolean' || value === null)) return { value };
-  return undefined;
-}
-
-/** A step that only names a property (no predicate, stage, focus, index or grouping). */
-function stepName(node: unknown, type: 'name' | 'variable'): string | undefined {
-  if (!isNode(node) || node.type !== type || typeof node.value !== 'string') return undefined;
-  return onlyKeys(node, ['type', 'value', 'position']) ? node.value : undefined;
-}
-
-function fieldOf(node: Node): FieldPath | undefined {
-  const name = stepName(node, 'name');
-  if (name !== undefined) return { names: [name] };
-  const variable = stepName(node, 'variable');
-  if (variable !== undefined) return variable === '' ? { names: [] } : { binding: variable, names: [] };
-  if (node.type !== 'path' || !onlyKeys(node, ['type', 'steps']) || !Array.isArray(node.steps))
-    return undefined;
-  const [first, ...rest] = node.steps as unknown[];
-  const head = stepName(first, 'variable');
-  const names: string[] = [];
-  for (const step of head === undefined ? node.steps : rest) {
-    const stepValue = stepName(step, 'name');
-    if (stepValue === undefined) return undefined;
-    names.push(stepValue);
-  }
-  if (names.length === 0) return undefined;
-  return head === undefined || head === '' ? { names } : { binding: head, names };
-}
-
-function ruleOf(node: unknown): NativeRule | undefined {
-  if (!isNode(node)) return undefined;
-  if (node.type === 'block' && onlyKeys(node, ['type', 'position', 'expressions'])) {
-    const inner = node.expressions;
-    return Array.isArray(inner) && inner.length === 1 ? ruleOf(inner[0]) : undefined;
-  }
-  if (node.type !== 'binary' || !onlyKeys(node, ['type', 'value', 'position', 'lhs', 'rhs']))
-    return undefined;
-  if (!isNode(node.lhs) || !isNode(node.rhs)) return undefined;
-  if (node.value === 'and' || node.value === 'or') {
-    const lhs = ruleOf(node.lhs);
-    const rhs = ruleOf(node.rhs);
-    return lhs === undefined || rhs === undefined ? undefined : { kind: node.value, lhs, rhs };
-  }
-  if (node.value !== '=' && node.value !== '!=') return undefined;
-  const equal = node.value === '=';
-  const rightLiteral = literalOf(node.rhs);
-  const leftLiteral = literalOf(node.lhs);
-  const field = rightLiteral === undefined ? fieldOf(node.rhs) : fieldOf(node.lhs);
-  const literal = rightLiteral ?? leftLiteral;
-  if (field === undefined || literal === undefined) return undefined;
-  return { kind: 'compare', equal, field, literal: literal.value };
-}
 
 /** The compared value: undefined when a step is missing, ASK_JSONATA where JSONata would do more than read. */
 function read(field: FieldPath, input: PreparedInput): unknown {
-  let value: unknown = field.binding === undefined ? input.body : input.bindings[field.binding];
   if (field.binding !== undefined && !Object.hasOwn(input.bindings, field.binding)) return ASK_JSONATA;
+  let value: unknown = field.binding === undefined ? input.body : input.bindings[field.binding];
   for (const name of field.names) {
     if (value === undefined) return undefined;
-    if (!isNode(value)) return ASK_JSONATA;
+    if (!isRecord(value)) return ASK_JSONATA;
     if (!Object.hasOwn(value, name)) return name in value ? ASK_JSONATA : undefined;
     value = value[name];
   }
@@ -127,29 +211,25 @@ function evaluate(rule: NativeRule, input: PreparedInput): Verdict {
   }
   const lhs = evaluate(rule.lhs, input);
   if (lhs === ASK_JSONATA) return ASK_JSONATA;
-  // Both sides are evaluated, as JSONata does; a side that needs JSONata sends the whole rule there.
+  // Both sides are evaluated; a side that needs JSONata sends the whole rule there.
   const rhs = evaluate(rule.rhs, input);
   if (rhs === ASK_JSONATA) return ASK_JSONATA;
   return rule.kind === 'and' ? lhs && rhs : lhs || rhs;
 }
 
-/** Each expression's native rule (null: not one of the shapes taken), made on first use. */
-const compiled = new WeakMap<CompiledExpression, NativeRule | null>();
-
-/** The native rule of an expression's source, or undefined when it is not one of the shapes taken. */
-export function nativeRule(ast: unknown): NativeRule | undefined {
-  return ruleOf(ast);
-}
+/** Each expression's native rule (null: not one of the shapes taken), read on first use. */
+const rules = new WeakMap<CompiledExpression, NativeRule | null>();
 
 /**
  * The truth of a `when` expression without JSONata, or undefined when JSONata must say (the expression is not
- * a simple comparison, or this input needs JSONata's own semantics).
+ * a simple comparison, or this input needs JSONata's own semantics). Reads only the expression's source: a
+ * deferred expression is not compiled here.
  */
 export function nativeWhen(expression: CompiledExpression, input: PreparedInput): boolean | undefined {
-  let rule = compiled.get(expression);
+  let rule = rules.get(expression);
   if (rule === undefined) {
-    rule = nativeRule(expression.expression.ast()) ?? null;
-    compiled.set(expression, rule);
+    rule = nativeRule(expression.source) ?? null;
+    rules.set(expression, rule);
   }
   if (rule === null) return undefined;
   const verdict = evaluate(rule, input);
