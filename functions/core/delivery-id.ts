@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { CompiledIntegration } from '../config/compile';
 import { MappingError } from '../mapping/errors';
 import { evaluateExpression, type MappingInput, prepareInput } from '../mapping/evaluate';
+import { nativeValue } from '../mapping/native-when';
 import { senderDeliveryId, senderScheme } from '../senders';
 
 /** Longest accepted delivery id; longer values fall back to the body hash. */
@@ -53,11 +54,16 @@ export async function resolveDeliveryId(
   else if (integration.deliveryId !== undefined) {
     const ready = prepareInput(input);
     if (!ready.ok) throw new MappingError([ready.problem], { integration: integration.id });
-    const outcome = await evaluateExpression(integration.deliveryId, ready.prepared, {
-      property: 'deliveryId',
-    });
-    if (!outcome.ok) throw new MappingError([outcome.problem], { integration: integration.id });
-    candidate = outcome.value;
+    // A plain field (the usual `deliveryId`) is read without JSONata (functions/mapping/native-when.ts).
+    const native = nativeValue(integration.deliveryId, ready.prepared);
+    if (native !== undefined) candidate = native.value;
+    else {
+      const outcome = await evaluateExpression(integration.deliveryId, ready.prepared, {
+        property: 'deliveryId',
+      });
+      if (!outcome.ok) throw new MappingError([outcome.problem], { integration: integration.id });
+      candidate = outcome.value;
+    }
   } else if (integration.config.verify !== undefined) {
     candidate = senderDeliveryId(integration.config.verify, input);
   }

@@ -104,6 +104,14 @@ class Reader {
     return rule !== undefined && this.at === this.tokens.length ? rule : undefined;
   }
 
+  /** The field when the tokens are exactly one field, else undefined. */
+  field(): FieldPath | undefined {
+    const operand = this.operand();
+    return operand !== undefined && 'field' in operand && this.at === this.tokens.length
+      ? operand.field
+      : undefined;
+  }
+
   private peekOp(value: string): boolean {
     const token = this.tokens[this.at];
     return token?.type === 'op' && token.value === value;
@@ -180,6 +188,12 @@ export function nativeRule(source: string): NativeRule | undefined {
   return tokens === undefined ? undefined : new Reader(tokens).rule();
 }
 
+/** The field an expression's text is, when it is nothing but a field (`$headers.'x-request-id'`, `data.id`). */
+export function nativeField(source: string): FieldPath | undefined {
+  const tokens = tokenize(source);
+  return tokens === undefined ? undefined : new Reader(tokens).field();
+}
+
 /** A rule's verdict, or ASK_JSONATA when this input needs JSONata's own semantics. */
 const ASK_JSONATA = Symbol('ask JSONata');
 type Verdict = boolean | typeof ASK_JSONATA;
@@ -215,6 +229,31 @@ function evaluate(rule: NativeRule, input: PreparedInput): Verdict {
   const rhs = evaluate(rule.rhs, input);
   if (rhs === ASK_JSONATA) return ASK_JSONATA;
   return rule.kind === 'and' ? lhs && rhs : lhs || rhs;
+}
+
+/** Each expression's field (null: not a plain field), read on first use. */
+const fields = new WeakMap<CompiledExpression, FieldPath | null>();
+
+/**
+ * The value of an expression that is a plain field (a configured `deliveryId` such as
+ * `$headers.\`x-github-delivery\``), read without JSONata: a string, number, boolean or null, or `{ value:
+ * undefined }` when the field is missing. Undefined when JSONata must say (not a plain field, or the value is
+ * an object or array, or the path crosses one).
+ */
+export function nativeValue(
+  expression: CompiledExpression,
+  input: PreparedInput,
+): { readonly value: string | number | boolean | null | undefined } | undefined {
+  let field = fields.get(expression);
+  if (field === undefined) {
+    field = nativeField(expression.source) ?? null;
+    fields.set(expression, field);
+  }
+  if (field === null) return undefined;
+  const value = read(field, input);
+  if (value === ASK_JSONATA || (typeof value === 'object' && value !== null)) return undefined;
+  if (typeof value === 'number' && !Number.isFinite(value)) return undefined;
+  return { value: value as string | number | boolean | null | undefined };
 }
 
 /** Each expression's native rule (null: not one of the shapes taken), read on first use. */

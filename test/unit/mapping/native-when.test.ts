@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { compileExpression } from '../../../functions/config/expressions';
 import { evaluateExpression, type PreparedInput, prepareInput } from '../../../functions/mapping/evaluate';
 import { isTruthy } from '../../../functions/mapping/mapper';
-import { nativeRule, nativeWhen } from '../../../functions/mapping/native-when';
+import { nativeRule, nativeValue, nativeWhen } from '../../../functions/mapping/native-when';
 
 const prepare = (body: unknown, headers: Record<string, string> = {}): PreparedInput => {
   const ready = prepareInput({ body, headers, query: { source: 'crm' }, receivedAt: '2026-11-25T00:00:00Z' });
@@ -156,8 +156,52 @@ const toJson = (pairs: ReadonlyArray<readonly [string, unknown]>): string =>
 
 const toObjectText = (pairs: ReadonlyArray<readonly [string, unknown]>): unknown => JSON.parse(toJson(pairs));
 
+describe('nativeValue: a plain field without JSONata (a configured deliveryId)', () => {
+  it('reads the same value as JSONata, or leaves it to JSONata (property)', async () => {
+    const key = fc.constantFrom('id', 'data', 'a', '__proto__', 'constructor');
+    const leaf = fc.constantFrom<unknown>('evt_1', '', 7, 0, true, null, 1.5);
+    const value = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        leaf,
+        fc.array(tie('value'), { maxLength: 2 }),
+        fc.array(fc.tuple(key, tie('value')), { maxLength: 3 }).map(toObjectText),
+      ),
+    })).value;
+    const body = fc.array(fc.tuple(key, value), { maxLength: 4 }).map((pairs) => JSON.parse(toJson(pairs)));
+    const field = fc.oneof(
+      fc.array(key, { minLength: 1, maxLength: 3 }).map((keys) => keys.map((k) => `\`${k}\``).join('.')),
+      fc.constantFrom("$headers.'x-request-id'", '$headers.`x-missing`', '$query.source', '$.id'),
+    );
+    let decided = 0;
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(body, field, async (payload, source) => {
+        runs += 1;
+        const input = prepare(payload, { 'x-request-id': 'r-1' });
+        const compiled = compileExpression(source, 'deliveryId');
+        const native = nativeValue(compiled, input);
+        if (native === undefined) return;
+        decided += 1;
+        const outcome = await evaluateExpression(compiled, input);
+        expect(outcome).toEqual({ ok: true, value: native.value });
+      }),
+      { numRuns: 400, seed: 20261125 },
+    );
+    expect(decided).toBeGreaterThan(runs / 2);
+  });
+
+  it('leaves anything but a plain field to JSONata', () => {
+    const input = prepare({ id: 'a', data: { id: 'b' } });
+    for (const source of ['$string(id)', "id & 'x'", 'data[0].id', "id = 'a'", "'a'", '$']) {
+      expect(nativeValue(compileExpression(source, 'deliveryId'), input)).toBeUndefined();
+    }
+    expect(nativeValue(compileExpression('data.id', 'deliveryId'), input)).toEqual({ value: 'b' });
+  });
+});
+
 describe('an ingest whose rules are plain comparisons', () => {
-  it('decides them without loading JSONata at all', () => {
+  it('decides them, and reads a plain deliveryId field, without loading JSONata at all', () => {
     const root = join(__dirname, '../../..');
     const script = `
       const { compileConfig } = require(${JSON.stringify(join(root, 'functions/config/compile.ts'))});
@@ -166,12 +210,15 @@ describe('an ingest whose rules are plain comparisons', () => {
         service: { baseUrl: 'https://docs.example.com', apiKeySecret: 'k' },
         storage: { keyPattern: '{integration}/{jobId}/{filename}' },
         integrations: [{ id: 'gh', verify: { scheme: 'github', secret: 's' },
+          deliveryId: '$headers.\`x-github-delivery\`',
           documents: [{ name: 'note', when: "action = 'opened'", template: { id: '1' }, data: { T: 'title' } }] }],
       }, 'inline', undefined, { lazy: true });
-      const input = { body: { action: 'opened' }, headers: {}, query: {}, receivedAt: 'now' };
-      evaluateRules(config.integrations.get('gh'), input).then((rules) => {
+      const { resolveDeliveryId } = require(${JSON.stringify(join(root, 'functions/core/delivery-id.ts'))});
+      const input = { body: { action: 'opened' }, headers: { 'x-github-delivery': 'd-1' }, query: {}, receivedAt: 'now' };
+      const gh = config.integrations.get('gh');
+      Promise.all([evaluateRules(gh, input), resolveDeliveryId(gh, input, Buffer.from('{}'))]).then(([rules, id]) => {
         const loaded = Object.keys(require.cache).some((path) => path.includes('/node_modules/jsonata/'));
-        console.log(JSON.stringify({ matched: rules.map((r) => r.name), loaded }));
+        console.log(JSON.stringify({ matched: rules.map((r) => r.name), id, loaded }));
       });
     `;
     const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
@@ -181,6 +228,7 @@ describe('an ingest whose rules are plain comparisons', () => {
     expect(run.stderr).not.toMatch(/Error/);
     expect(JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}')).toEqual({
       matched: ['note'],
+      id: 'd-1',
       loaded: false,
     });
   });
