@@ -118,21 +118,20 @@ class Reader {
   }
 
   private or(): NativeRule | undefined {
-    let lhs = this.and();
-    while (lhs !== undefined && this.peekOp('or')) {
-      this.at += 1;
-      const rhs = this.and();
-      lhs = rhs === undefined ? undefined : { kind: 'or', lhs, rhs };
-    }
-    return lhs;
+    return this.chain('or', () => this.and());
   }
 
   private and(): NativeRule | undefined {
-    let lhs = this.primary();
-    while (lhs !== undefined && this.peekOp('and')) {
+    return this.chain('and', () => this.primary());
+  }
+
+  /** Operands joined by one operator, left to right (`next` reads the tighter-binding level). */
+  private chain(op: 'and' | 'or', next: () => NativeRule | undefined): NativeRule | undefined {
+    let lhs = next();
+    while (lhs !== undefined && this.peekOp(op)) {
       this.at += 1;
-      const rhs = this.primary();
-      lhs = rhs === undefined ? undefined : { kind: 'and', lhs, rhs };
+      const rhs = next();
+      lhs = rhs === undefined ? undefined : { kind: op, lhs, rhs };
     }
     return lhs;
   }

@@ -91,16 +91,7 @@ describe('nativeWhen: the common `when` rules without JSONata', () => {
   it('agrees with JSONata on random payloads and rules, and decides most of them itself (property)', async () => {
     const key = fc.constantFrom('action', 'state', 'a', 'b', '__proto__', 'constructor', 'toString');
     const scalar = fc.constantFrom<unknown>('opened', 'closed', '', '1', 0, 1, 1.5, true, false, null);
-    const value = fc.letrec<{ value: unknown }>((tie) => ({
-      value: fc.oneof(
-        { depthSize: 'small', withCrossShrink: true },
-        scalar,
-        fc.array(tie('value'), { maxLength: 2 }),
-        fc.array(fc.tuple(key, tie('value')), { maxLength: 3 }).map(toObjectText),
-      ),
-    })).value;
-    // Objects are built as JSON text and parsed, so a `__proto__` key is an own property, as in a payload.
-    const body = fc.array(fc.tuple(key, value), { maxLength: 4 }).map((pairs) => JSON.parse(toJson(pairs)));
+    const body = payloads(key, scalar);
     const literal = fc.constantFrom(
       "'opened'",
       "'closed'",
@@ -156,19 +147,27 @@ const toJson = (pairs: ReadonlyArray<readonly [string, unknown]>): string =>
 
 const toObjectText = (pairs: ReadonlyArray<readonly [string, unknown]>): unknown => JSON.parse(toJson(pairs));
 
+/**
+ * Random payloads over a few keys and leaves, nested objects and arrays. Objects are built as JSON text and
+ * parsed, so a `__proto__` key is an own property, as in a payload.
+ */
+function payloads(key: fc.Arbitrary<string>, leaf: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  const value = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf,
+      fc.array(tie('value'), { maxLength: 2 }),
+      fc.array(fc.tuple(key, tie('value')), { maxLength: 3 }).map(toObjectText),
+    ),
+  })).value;
+  return fc.array(fc.tuple(key, value), { maxLength: 4 }).map(toObjectText);
+}
+
 describe('nativeValue: a plain field without JSONata (a configured deliveryId)', () => {
   it('reads the same value as JSONata, or leaves it to JSONata (property)', async () => {
     const key = fc.constantFrom('id', 'data', 'a', '__proto__', 'constructor');
     const leaf = fc.constantFrom<unknown>('evt_1', '', 7, 0, true, null, 1.5);
-    const value = fc.letrec<{ value: unknown }>((tie) => ({
-      value: fc.oneof(
-        { depthSize: 'small', withCrossShrink: true },
-        leaf,
-        fc.array(tie('value'), { maxLength: 2 }),
-        fc.array(fc.tuple(key, tie('value')), { maxLength: 3 }).map(toObjectText),
-      ),
-    })).value;
-    const body = fc.array(fc.tuple(key, value), { maxLength: 4 }).map((pairs) => JSON.parse(toJson(pairs)));
+    const body = payloads(key, leaf);
     const field = fc.oneof(
       fc.array(key, { minLength: 1, maxLength: 3 }).map((keys) => keys.map((k) => `\`${k}\``).join('.')),
       fc.constantFrom("$headers.'x-request-id'", '$headers.`x-missing`', '$query.source', '$.id'),
