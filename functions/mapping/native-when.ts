@@ -188,7 +188,7 @@ export function nativeRule(source: string): NativeRule | undefined {
 }
 
 /** The field an expression's text is, when it is nothing but a field (`$headers.'x-request-id'`, `data.id`). */
-export function nativeField(source: string): FieldPath | undefined {
+function nativeField(source: string): FieldPath | undefined {
   const tokens = tokenize(source);
   return tokens === undefined ? undefined : new Reader(tokens).field();
 }
@@ -230,8 +230,21 @@ function evaluate(rule: NativeRule, input: PreparedInput): Verdict {
   return rule.kind === 'and' ? lhs && rhs : lhs || rhs;
 }
 
-/** Each expression's field (null: not a plain field), read on first use. */
-const fields = new WeakMap<CompiledExpression, FieldPath | null>();
+/** `parse` of an expression's source, read once per expression (null: the shape is not one taken). */
+function readOnce<T>(parse: (source: string) => T | undefined): (expression: CompiledExpression) => T | null {
+  const read = new WeakMap<CompiledExpression, T | null>();
+  return (expression) => {
+    let parsed = read.get(expression);
+    if (parsed === undefined) {
+      parsed = parse(expression.source) ?? null;
+      read.set(expression, parsed);
+    }
+    return parsed;
+  };
+}
+
+const fieldOf = readOnce(nativeField);
+const ruleOf = readOnce(nativeRule);
 
 /**
  * The value of an expression that is a plain field (a configured `deliveryId` such as
@@ -243,11 +256,7 @@ export function nativeValue(
   expression: CompiledExpression,
   input: PreparedInput,
 ): { readonly value: string | number | boolean | null | undefined } | undefined {
-  let field = fields.get(expression);
-  if (field === undefined) {
-    field = nativeField(expression.source) ?? null;
-    fields.set(expression, field);
-  }
+  const field = fieldOf(expression);
   if (field === null) return undefined;
   const value = read(field, input);
   if (value === ASK_JSONATA || (typeof value === 'object' && value !== null)) return undefined;
@@ -255,20 +264,13 @@ export function nativeValue(
   return { value: value as string | number | boolean | null | undefined };
 }
 
-/** Each expression's native rule (null: not one of the shapes taken), read on first use. */
-const rules = new WeakMap<CompiledExpression, NativeRule | null>();
-
 /**
  * The truth of a `when` expression without JSONata, or undefined when JSONata must say (the expression is not
  * a simple comparison, or this input needs JSONata's own semantics). Reads only the expression's source: a
  * deferred expression is not compiled here.
  */
 export function nativeWhen(expression: CompiledExpression, input: PreparedInput): boolean | undefined {
-  let rule = rules.get(expression);
-  if (rule === undefined) {
-    rule = nativeRule(expression.source) ?? null;
-    rules.set(expression, rule);
-  }
+  const rule = ruleOf(expression);
   if (rule === null) return undefined;
   const verdict = evaluate(rule, input);
   return verdict === ASK_JSONATA ? undefined : verdict;
