@@ -4,8 +4,9 @@
  * the smallest valid ones for the operations the ingest makes (DynamoDB TransactWriteItems/PutItem/
  * BatchWriteItem/UpdateItem/GetItem, SQS SendMessageBatch with the MD5s the SDK checks) and the worker's
  * (EventBridge PutEvents). With a `table`, DynamoDB PutItem (and the puts of BatchWriteItem and
- * TransactWriteItems) keeps the item under its `pk` and GetItem answers it
- * (no condition is checked, no update applied): the worker benchmark reads the records an ingest wrote.
+ * TransactWriteItems) keeps the item under its `pk` and GetItem answers it, and an UpdateItem asking for
+ * ALL_NEW is answered with the kept item as the update would leave it (no condition is checked, no update
+ * kept): the worker benchmark reads the records an ingest wrote, round after round.
  */
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -112,7 +113,46 @@ function answerDynamo(request: HttpRequest, table: InstantTable | undefined): { 
     const item = table.get(pkOf(parsed.Key) ?? '');
     return jsonResponse(item === undefined ? {} : { Item: item }, 'application/x-amz-json-1.0');
   }
+  if (target.endsWith('.UpdateItem') && typeof parsed === 'object' && parsed !== null && 'Key' in parsed) {
+    // ALL_NEW (the worker's claim, and the close that reads the delivery): the kept item with the update
+    // applied, answered but not kept, so every benchmark round finds the records the ingest wrote.
+    const input = parsed as UpdateInput;
+    const item = table.get(pkOf(input.Key) ?? '');
+    if (input.ReturnValues === 'ALL_NEW' && item !== undefined) {
+      return jsonResponse({ Attributes: applyUpdate(item as WireItem, input) }, 'application/x-amz-json-1.0');
+    }
+  }
   return jsonResponse({}, 'application/x-amz-json-1.0');
+}
+
+type WireItem = Record<string, { N?: string } & Record<string, unknown>>;
+
+interface UpdateInput {
+  readonly Key: unknown;
+  readonly ReturnValues?: string;
+  readonly UpdateExpression?: string;
+  readonly ExpressionAttributeNames?: Record<string, string>;
+  readonly ExpressionAttributeValues?: WireItem;
+}
+
+/** The update expressions the adapters write: `SET a = :v, b = b + :n` and `REMOVE c, d`, on a copy. */
+function applyUpdate(item: WireItem, input: UpdateInput): WireItem {
+  const next = structuredClone(item);
+  const names = input.ExpressionAttributeNames ?? {};
+  const values = input.ExpressionAttributeValues ?? {};
+  const name = (token: string): string => names[token] ?? token;
+  const match = /^SET (.+?)(?: REMOVE (.+))?$/.exec(input.UpdateExpression ?? '');
+  if (match === null) throw new Error(`instant AWS: unexpected update ${String(input.UpdateExpression)}`);
+  for (const assignment of (match[1] as string).split(', ')) {
+    const [target, value] = assignment.split(' = ') as [string, string];
+    const sum = /^(\S+) \+ (:\S+)$/.exec(value);
+    next[name(target)] =
+      sum === null
+        ? (values[value] as WireItem[string])
+        : { N: String(Number(next[name(sum[1] as string)]?.N) + Number(values[sum[2] as string]?.N)) };
+  }
+  for (const removed of match[2]?.split(', ') ?? []) delete next[name(removed)];
+  return next;
 }
 
 function answerEventBridge(request: HttpRequest): { response: HttpResponse } {

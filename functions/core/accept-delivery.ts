@@ -25,7 +25,7 @@ import {
 import { bodyType, decodeBody } from './body';
 import { contentKey, type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
-import { type DeliveryRecord, newJobRecord, type PlannedJob } from './job';
+import { type DeliveryRecord, newJobRecords, type PlannedJob } from './job';
 import { completeOutbox, resendWaiting, withinGrace } from './outbox';
 import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, sealPayload } from './payload';
 
@@ -275,7 +275,7 @@ async function acceptDelivery(
   const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
   const result = await deps.jobs.createDelivery(
     record,
-    planned.map((plan) => newJobRecord(integration.id, deliveryId, receivedAt, now.getTime(), plan)),
+    newJobRecords(record, now.getTime()),
     delivery.contentKey,
   );
   if (result.created) {

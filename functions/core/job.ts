@@ -97,6 +97,11 @@ export interface JobRecord {
   leaseOwner?: string;
   /** Epoch ms until which an open job is expected to progress; the reconciler re-enqueues it after. */
   leaseUntil?: number;
+  /**
+   * Set on the delivery's last planned job, the last one its ingest sends: that job's first pickup proves
+   * every message of the delivery went out, so it closes the delivery (core/outbox.ts).
+   */
+  closesDelivery?: boolean;
   /** Optimistic concurrency: every write checks and bumps it. */
   version: number;
 }
@@ -140,13 +145,17 @@ export interface PlannedJob {
 /** How long a new job may wait for its first worker before the reconciler sends it again. */
 export const FIRST_PICKUP_MS = 15 * 60_000;
 
-/** A new job record, queued, with its first pickup due within FIRST_PICKUP_MS. */
+/**
+ * A new job record, queued, with its first pickup due within FIRST_PICKUP_MS. `closesDelivery` marks the
+ * delivery's last planned job.
+ */
 export function newJobRecord(
   integration: string,
   deliveryId: string,
   receivedAt: string,
   nowMs: number,
   plan: PlannedJob,
+  closesDelivery = false,
 ): JobRecord {
   const at = new Date(nowMs).toISOString();
   return {
@@ -164,9 +173,26 @@ export function newJobRecord(
     ...(plan.templateFileId === undefined ? {} : { templateFileId: plan.templateFileId }),
     files: [],
     leaseUntil: nowMs + FIRST_PICKUP_MS,
+    ...(closesDelivery ? { closesDelivery } : {}),
     version: 0,
   };
 }
+
+/** The delivery's job records, new: its last planned job closes it (`closesDelivery`). */
+export const newJobRecords = (
+  delivery: Pick<DeliveryRecord, 'integration' | 'deliveryId' | 'receivedAt' | 'jobs'>,
+  nowMs: number,
+): JobRecord[] =>
+  delivery.jobs.map((plan, i, all) =>
+    newJobRecord(
+      delivery.integration,
+      delivery.deliveryId,
+      delivery.receivedAt,
+      nowMs,
+      plan,
+      i === all.length - 1,
+    ),
+  );
 
 const openStatuses: readonly JobStatus[] = ['queued', 'processing', 'created'];
 

@@ -16,7 +16,7 @@
  */
 import type { JobQueue } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
-import { type DeliveryRecord, newJobRecord } from './job';
+import { type DeliveryRecord, newJobRecords } from './job';
 
 /** What completing an outbox needs. */
 export interface OutboxDeps {
@@ -44,11 +44,7 @@ export async function completeOutbox(
   nowMs: number,
   options: { resendUntouched?: boolean } = {},
 ): Promise<string[]> {
-  const ensured = await deps.jobs.ensureJobs(
-    delivery.jobs.map((plan) =>
-      newJobRecord(delivery.integration, delivery.deliveryId, delivery.receivedAt, nowMs, plan),
-    ),
-  );
+  const ensured = await deps.jobs.ensureJobs(newJobRecords(delivery, nowMs));
   const send =
     options.resendUntouched === false ? ensured.created : [...ensured.created, ...ensured.untouched];
   if (send.length > 0) await deps.queue.send(send);

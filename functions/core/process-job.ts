@@ -23,7 +23,15 @@ import {
   LinksExpiringError,
   RuleRemovedError,
 } from './errors';
-import { applyChanges, isFinal, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
+import {
+  applyChanges,
+  type DeliveryRecord,
+  isFinal,
+  type JobDocument,
+  type JobFile,
+  type JobRecord,
+  transitions,
+} from './job';
 import { holdLease, type Log } from './lease';
 import { openPayload } from './payload';
 import {
@@ -106,7 +114,45 @@ const logFields = (error: FailureReason) => ({ code: error.code, reason: error.m
 /** Processes one job message. Never throws for a job's own failure: it returns the outcome. */
 export async function processJob(deps: WorkerDeps, jobId: string, receipt: Receipt): Promise<JobOutcome> {
   const now = deps.now ?? Date.now;
-  let job = await deps.jobs.getJob(jobId);
+  const maxAttempts = deps.config.config.jobs?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  // The usual case, a job waiting for its worker, is claimed in one write; anything else reads the job first.
+  let job =
+    (await deps.jobs.claimJob({
+      jobId,
+      owner: receipt.messageId,
+      leaseUntil: now() + deps.leaseMs,
+      nowMs: now(),
+      maxAttempts,
+    })) ?? (await claimAfterReading(deps, jobId, receipt, maxAttempts));
+  if (!('jobId' in job)) return job;
+  const delivery =
+    job.attempts === 1 && job.closesDelivery === true ? await closeDelivery(deps, job) : undefined;
+  const heartbeat = holdLease(deps, job.jobId, receipt.messageId, receipt.extendVisibility);
+  try {
+    job = await runClaimedJob(deps, job, delivery);
+  } catch (error) {
+    await heartbeat.stop();
+    return settleFailure(deps, job, error, receipt);
+  }
+  await heartbeat.stop();
+  await publish(deps, 'Document Stored', job);
+  deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
+  return { kind: 'stored', job };
+}
+
+/**
+ * The claim of a job that was not simply waiting (claimJob refused it): read, then skipped (gone, final, held
+ * by another worker), failed (out of attempts) or claimed from what was read (a `created` checkpoint stays
+ * `created`). Resolves the claimed job, or the outcome when there is none.
+ */
+async function claimAfterReading(
+  deps: WorkerDeps,
+  jobId: string,
+  receipt: Receipt,
+  maxAttempts: number,
+): Promise<JobRecord | JobOutcome> {
+  const now = deps.now ?? Date.now;
+  const job = await deps.jobs.getJob(jobId);
   if (job === undefined) {
     deps.log.warn('message for a job that does not exist; dropped', { jobId });
     return { kind: 'skipped' };
@@ -119,61 +165,58 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
     deps.log.info('duplicate message for a job another worker holds; dropped', { jobId });
     return { kind: 'skipped', job };
   }
-  const maxAttempts = deps.config.config.jobs?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   if (job.attempts - (job.outageRetries ?? 0) >= maxAttempts) {
     // Every earlier attempt ended without settling (its worker died, timed out or ran out of memory) or
     // failed: starting another would only repeat that, with a new dead-letter message each time.
     return failJob(deps, job, describeFailure(new AttemptsExhaustedError(job.attempts)));
   }
   try {
-    job = await deps.jobs.updateJob(job, transitions.claim(job, receipt.messageId, now() + deps.leaseMs));
+    return await deps.jobs.updateJob(job, transitions.claim(job, receipt.messageId, now() + deps.leaseMs));
   } catch (error) {
     if (error instanceof JobConflictError) {
       return { kind: 'retry', delaySeconds: 1, error: describeFailure(error) };
     }
     throw error;
   }
-  if (job.attempts === 1) await closeDelivery(deps, job);
-  const heartbeat = holdLease(deps, job.jobId, receipt.messageId, receipt.extendVisibility);
-  try {
-    job = await runClaimedJob(deps, job);
-  } catch (error) {
-    await heartbeat.stop();
-    return settleFailure(deps, job, error, receipt);
-  }
-  await heartbeat.stop();
-  await publish(deps, 'Document Stored', job);
-  deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
-  return { kind: 'stored', job };
 }
 
 /**
- * The first pickup of a job proves its delivery's messages went out (the ingest sends them in one batch and
- * notes a failed send): the delivery leaves the open index here, so the reconciler only ever sees the ones
- * that went wrong. Best effort: if it fails, the reconciler closes the delivery after its grace.
+ * The first pickup of the delivery's last job proves its messages went out (the ingest sends them in order,
+ * in batches, and notes a failed send): the delivery leaves the open index here, so the reconciler only ever
+ * sees the ones that went wrong. The same call reads it, for its payload. Best effort: if it fails, the
+ * reconciler closes the delivery after its grace (and the job reads the delivery when it needs it).
  */
-async function closeDelivery(deps: WorkerDeps, job: JobRecord): Promise<void> {
+async function closeDelivery(deps: WorkerDeps, job: JobRecord): Promise<DeliveryRecord | undefined> {
   const now = deps.now ?? Date.now;
   try {
-    await deps.jobs.closeDelivery(job.integration, job.deliveryId, new Date(now()).toISOString());
+    return await deps.jobs.closeDelivery(job.integration, job.deliveryId, new Date(now()).toISOString());
   } catch (error) {
     deps.log.warn('could not close the delivery; the reconciler will', {
       jobId: job.jobId,
       ...logFields(describeFailure(error)),
     });
+    return undefined;
   }
 }
 
-async function runClaimedJob(deps: WorkerDeps, claimed: JobRecord): Promise<JobRecord> {
+/** Generates (unless a checkpoint's links live) and copies; `delivery`, when given, is the job's, read already. */
+async function runClaimedJob(
+  deps: WorkerDeps,
+  claimed: JobRecord,
+  delivery: DeliveryRecord | undefined,
+): Promise<JobRecord> {
   const now = deps.now ?? Date.now;
   let job = claimed;
+  let read = delivery;
   const sealingSecret = await deps.secrets.get(deps.sealingSecretName);
   for (let generation = 0; ; generation += 1) {
     let links = liveLinks(job, sealingSecret, now());
     if (links === undefined) {
       if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
       if (job.status === 'created') job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
-      ({ job, links } = await generateDocument(deps, job, sealingSecret));
+      read ??= await deps.jobs.getDelivery(job.integration, job.deliveryId);
+      if (read === undefined) throw new DeliveryMissingError(job.deliveryId);
+      ({ job, links } = await generateDocument(deps, job, read, sealingSecret));
     }
     const copied = await copyFiles(deps, job, links);
     job = copied.job;
@@ -252,13 +295,12 @@ function liveLinks(job: JobRecord, secret: string, nowMs: number): Record<string
 async function generateDocument(
   deps: WorkerDeps,
   job: JobRecord,
+  delivery: DeliveryRecord,
   sealingSecret: string,
 ): Promise<{ job: JobRecord; links: Record<string, string> }> {
   const now = deps.now ?? Date.now;
   const rule = findRule(deps.config, job.integration, job.rule);
   if (rule === undefined) throw new RuleRemovedError(job.integration, job.rule);
-  const delivery = await deps.jobs.getDelivery(job.integration, job.deliveryId);
-  if (delivery === undefined) throw new DeliveryMissingError(job.deliveryId);
   const payload = openPayload(delivery.sealedPayload, sealingSecret, job.integration, job.deliveryId);
   const template = await deps.templates.getTemplate(job.templateId);
   const mapped = await mapRule(

@@ -90,6 +90,19 @@ export function matchesListQuery(job: JobRecord, query: JobListQuery): boolean {
 export const listSortKey = (job: Pick<JobRecord, 'receivedAt' | 'jobId'>): string =>
   `${job.receivedAt}#${job.jobId}`;
 
+/** What a worker's claim of a job says (JobRepository.claimJob). */
+export interface JobClaim {
+  readonly jobId: string;
+  /** Who claims: the message being processed. */
+  readonly owner: string;
+  /** Epoch ms the claim holds the job until. */
+  readonly leaseUntil: number;
+  /** Epoch ms now: a lease held by another owner until later blocks the claim. */
+  readonly nowMs: number;
+  /** Attempts already made at which the claim is refused (the caller then decides, reading the job). */
+  readonly maxAttempts: number;
+}
+
 /** Reads and writes deliveries and jobs. Every job update is conditional on the version it read. */
 export interface JobRepository {
   /**
@@ -116,14 +129,22 @@ export interface JobRepository {
   /** Notes that the delivery's messages could not be sent (best effort: the reconciler covers a failure). */
   markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void>;
   /**
-   * A worker's first pickup of one of its jobs: the delivery's messages went out (one batch), so it leaves the
-   * open index, unless its ingest noted a failed send or it was closed already (then nothing happens).
+   * A worker's first pickup of the delivery's last job (`closesDelivery`): the delivery's messages went out, so
+   * it leaves the open index, unless its ingest noted a failed send or it was closed already. Resolves the
+   * delivery as written when it closed it (one call both closes and reads it), undefined when nothing changed.
    */
-  closeDelivery(integration: string, deliveryId: string, at: string): Promise<void>;
+  closeDelivery(integration: string, deliveryId: string, at: string): Promise<DeliveryRecord | undefined>;
   /** Notes that every job message of the delivery was sent: it leaves the open index. */
   markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void>;
   /** The job with that id (strongly consistent), if any. */
   getJob(jobId: string): Promise<JobRecord | undefined>;
+  /**
+   * A worker's claim in one write, without reading the job first: when the job is `queued` or `processing`,
+   * has made fewer than `maxAttempts` attempts and nobody else holds its lease at `nowMs`, it becomes
+   * `processing`, held by `owner` until `leaseUntil`, with one attempt more, and is returned as written.
+   * Undefined when any of that does not hold (or the job does not exist): the caller reads the job and decides.
+   */
+  claimJob(claim: JobClaim): Promise<JobRecord | undefined>;
   /**
    * Writes `changes` to a job if nobody wrote it since `job` was read, and returns the new record (version
    * bumped). `undefined` values remove attributes. Throws JobConflictError when the version moved on.

@@ -2,53 +2,33 @@
  * TransactWriteItems on the local DynamoDB (local/stack/dynamo-transactions.ts in front of dynalite), through
  * the AWS SDK as the adapters send it: all or nothing, DynamoDB's cancellation reasons, idempotent tokens.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
-  CreateTableCommand,
-  DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   TransactionCanceledException,
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
-import { addTransactWriteItems } from '../../local/stack/dynamo-transactions';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/state-files';
+import { type LocalDynamo, startDynalite } from './helpers/dynalite';
 
 const TABLE = 'tx-table';
-let server: Server;
-let client: DynamoDBClient;
+let dynamo: LocalDynamo;
 
 beforeAll(async () => {
-  server = dynalite({ createTableMs: 0 }) as Server;
-  addTransactWriteItems(server, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  client = new DynamoDBClient({
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    maxAttempts: 1,
-  });
-  await client.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
+  dynamo = await startDynalite();
+  await dynamo.createTable(TABLE);
 });
 
 afterAll(async () => {
-  client?.destroy();
-  await new Promise<void>((done) => server.close(() => done()));
+  await dynamo?.close();
 });
 
 const get = async (pk: string) =>
-  (await client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: pk } }, ConsistentRead: true })))
-    .Item;
+  (
+    await dynamo.client.send(
+      new GetItemCommand({ TableName: TABLE, Key: { pk: { S: pk } }, ConsistentRead: true }),
+    )
+  ).Item;
 
 const put = (pk: string, extra: Record<string, { S: string }> = {}, condition?: string) => ({
   Put: {
@@ -62,7 +42,7 @@ const transact = (
   input: Omit<TransactWriteItemsCommandInput, 'TransactItems'> & {
     TransactItems: TransactWriteItemsCommandInput['TransactItems'];
   },
-) => client.send(new TransactWriteItemsCommand(input));
+) => dynamo.client.send(new TransactWriteItemsCommand(input));
 
 describe('TransactWriteItems on the local DynamoDB', () => {
   it('writes every item, and reports twice the units of the same writes alone', async () => {
@@ -76,10 +56,10 @@ describe('TransactWriteItems on the local DynamoDB', () => {
   });
 
   it('writes nothing when a condition fails, undoing the writes before it, and says which item failed', async () => {
-    await client.send(
+    await dynamo.client.send(
       new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'b-held' }, owner: { S: 'first' } } }),
     );
-    await client.send(
+    await dynamo.client.send(
       new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'b-old' }, value: { S: 'before' } } }),
     );
     const error = await transact({
@@ -117,8 +97,10 @@ describe('TransactWriteItems on the local DynamoDB', () => {
   });
 
   it('undoes updates and deletes, and a condition check leaves no trace', async () => {
-    await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'c-1' }, n: { S: 'one' } } }));
-    await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'c-2' } } }));
+    await dynamo.client.send(
+      new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'c-1' }, n: { S: 'one' } } }),
+    );
+    await dynamo.client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'c-2' } } }));
     const error = await transact({
       TransactItems: [
         {
@@ -186,7 +168,7 @@ describe('TransactWriteItems on the local DynamoDB', () => {
   });
 
   it('still answers every other operation itself (dynalite)', async () => {
-    await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'f-1' } } }));
+    await dynamo.client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'f-1' } } }));
     expect(await get('f-1')).toEqual({ pk: { S: 'f-1' } });
   });
 });

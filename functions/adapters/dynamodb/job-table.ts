@@ -43,6 +43,7 @@ import { ENQUEUE_GRACE_MS } from '../../core/outbox';
 import {
   type CreateDeliveryResult,
   type EnsuredJobs,
+  type JobClaim,
   type JobListPage,
   type JobListQuery,
   type JobRepository,
@@ -411,29 +412,40 @@ export class DynamoJobRepository implements JobRepository {
     );
   }
 
-  /** Closes the delivery on a worker's first pickup, unless its send failed or it is closed already. */
-  async closeDelivery(integration: string, deliveryId: string, at: string): Promise<void> {
-    await this.setOnDelivery(
-      integration,
-      deliveryId,
-      'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
-      at,
-      'close the delivery',
-      'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)',
-    );
+  /**
+   * Closes the delivery on the first pickup of its last job, unless its send failed or it is closed already,
+   * and returns it as written (the worker needs its payload next: one call instead of an update and a read).
+   */
+  async closeDelivery(
+    integration: string,
+    deliveryId: string,
+    at: string,
+  ): Promise<DeliveryRecord | undefined> {
+    try {
+      const result = await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: deliveryKey(integration, deliveryId) },
+          UpdateExpression: 'SET enqueuedAt = :at REMOVE openPk, leaseUntil',
+          ConditionExpression: 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)',
+          ExpressionAttributeValues: { ':at': at },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes === undefined ? undefined : toDelivery(result.Attributes);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw new JobStoreError('close the delivery', error);
+    }
   }
 
-  /**
-   * One update of a delivery, with `:at` as its only value. With `onlyIf`, an unmet condition is no change
-   * (not an error); without, the delivery must exist.
-   */
+  /** One update of a delivery that must exist, with `:at` as its only value. */
   private async setOnDelivery(
     integration: string,
     deliveryId: string,
     update: string,
     at: string,
     operation: string,
-    onlyIf?: string,
   ): Promise<void> {
     try {
       await this.ddb.send(
@@ -441,12 +453,11 @@ export class DynamoJobRepository implements JobRepository {
           TableName: this.tableName,
           Key: { pk: deliveryKey(integration, deliveryId) },
           UpdateExpression: update,
-          ConditionExpression: onlyIf ?? 'attribute_exists(pk)',
+          ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':at': at },
         }),
       );
     } catch (error) {
-      if (onlyIf !== undefined && error instanceof ConditionalCheckFailedException) return;
       throw new JobStoreError(operation, error);
     }
   }
@@ -455,6 +466,44 @@ export class DynamoJobRepository implements JobRepository {
   async getJob(jobId: string): Promise<JobRecord | undefined> {
     const item = await this.get(jobKey(jobId), 'read a job');
     return item === undefined ? undefined : toJob(item);
+  }
+
+  /**
+   * The claim as one conditional update returning the job (ALL_NEW), on the claim's conditions (see the
+   * port); its writes are those `transitions.claim` makes from `queued` or `processing`, with the version
+   * bumped. An unmet condition (or no such job) is undefined.
+   */
+  async claimJob(claim: JobClaim): Promise<JobRecord | undefined> {
+    try {
+      const result = await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: jobKey(claim.jobId) },
+          UpdateExpression:
+            'SET #status = :processing, attempts = attempts + :one, leaseOwner = :owner, leaseUntil = :until, ' +
+            '#version = #version + :one, updatedAt = :at',
+          ConditionExpression:
+            '#status IN (:queued, :processing) AND attempts < :max AND (attribute_not_exists(leaseOwner) OR ' +
+            'leaseOwner = :owner OR attribute_not_exists(leaseUntil) OR leaseUntil <= :now)',
+          ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
+          ExpressionAttributeValues: {
+            ':queued': 'queued',
+            ':processing': 'processing',
+            ':one': 1,
+            ':owner': claim.owner,
+            ':until': claim.leaseUntil,
+            ':at': new Date(this.now()).toISOString(),
+            ':max': claim.maxAttempts,
+            ':now': claim.nowMs,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes === undefined ? undefined : toJob(result.Attributes);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw new JobStoreError('claim a job', error);
+    }
   }
 
   /**

@@ -15,6 +15,7 @@ import { ENQUEUE_GRACE_MS } from '../../core/outbox';
 import {
   type CreateDeliveryResult,
   type EnsuredJobs,
+  type JobClaim,
   type JobListPage,
   type JobListQuery,
   type JobRepository,
@@ -126,12 +127,17 @@ export class InMemoryJobRepository implements JobRepository {
     this.setOnDelivery('markDeliveryEnqueued', integration, deliveryId, { enqueuedAt: at });
   }
 
-  async closeDelivery(integration: string, deliveryId: string, at: string): Promise<void> {
+  async closeDelivery(
+    integration: string,
+    deliveryId: string,
+    at: string,
+  ): Promise<DeliveryRecord | undefined> {
     this.fault('closeDelivery');
     const found = this.deliveries.get(`${integration}#${deliveryId}`);
-    if (found === undefined || found.record.enqueuedAt !== undefined) return;
-    if (found.record.sendFailedAt !== undefined) return;
+    if (found === undefined || found.record.enqueuedAt !== undefined) return undefined;
+    if (found.record.sendFailedAt !== undefined) return undefined;
     this.setOnDelivery('closeDelivery', integration, deliveryId, { enqueuedAt: at });
+    return clone(found.record);
   }
 
   private setOnDelivery(
@@ -162,6 +168,25 @@ export class InMemoryJobRepository implements JobRepository {
     this.jobs.set(job.jobId, clone(next));
     this.writes.push({ operation: 'updateJob', key: job.jobId });
     return next;
+  }
+
+  async claimJob(claim: JobClaim): Promise<JobRecord | undefined> {
+    this.fault('claimJob');
+    const job = this.jobs.get(claim.jobId);
+    if (job === undefined || (job.status !== 'queued' && job.status !== 'processing')) return undefined;
+    if (job.attempts >= claim.maxAttempts) return undefined;
+    const held = job.leaseOwner !== undefined && job.leaseOwner !== claim.owner;
+    if (held && job.leaseUntil !== undefined && job.leaseUntil > claim.nowMs) return undefined;
+    const changes = {
+      status: 'processing',
+      attempts: job.attempts + 1,
+      leaseOwner: claim.owner,
+      leaseUntil: claim.leaseUntil,
+    } as const;
+    const next = applyChanges(job, changes, new Date(this.now()).toISOString());
+    this.jobs.set(job.jobId, clone(next));
+    this.writes.push({ operation: 'claimJob', key: job.jobId });
+    return clone(next);
   }
 
   async renewLease(jobId: string, owner: string, until: number): Promise<boolean> {

@@ -102,9 +102,71 @@ describe('processJob', () => {
     expect((await processJob(b.worker, jobId, receipt('m-new'))).kind).toBe('stored');
   });
 
+  it('claims a waiting job in one write, and reads the delivery in the write that closes it', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const reads = { getJob: 0, getDelivery: 0 };
+    const { getJob, getDelivery } = b.jobs;
+    b.jobs.getJob = (...args) => {
+      reads.getJob += 1;
+      return getJob.apply(b.jobs, args);
+    };
+    b.jobs.getDelivery = (...args) => {
+      reads.getDelivery += 1;
+      return getDelivery.apply(b.jobs, args);
+    };
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect(reads).toEqual({ getJob: 0, getDelivery: 0 });
+    expect(b.jobs.writes.filter((w) => w.key === jobId).map((w) => w.operation)).toEqual([
+      'claimJob',
+      'updateJob',
+      'updateJob',
+    ]);
+  });
+
+  it('closes a delivery of several jobs on the first pickup of its last job only', async () => {
+    const b = memoryBench();
+    const answer = await acceptWebhook(
+      b.ingest,
+      signedWebhook('releases', { name: 'v1', repo: 'docrelay', draft: false }),
+    );
+    const { deliveryId } = answer.body;
+    const [first, last] = answer.body.jobs.map((j) => j.jobId as string);
+    expect((await job(b, first as string)).closesDelivery).toBeUndefined();
+    expect((await job(b, last as string)).closesDelivery).toBe(true);
+    expect((await processJob(b.worker, first as string, receipt('m-1'))).kind).toBe('stored');
+    expect((await b.jobs.getDelivery('releases', deliveryId))?.enqueuedAt).toBeUndefined();
+    expect((await processJob(b.worker, last as string, receipt('m-2'))).kind).toBe('stored');
+    expect((await b.jobs.getDelivery('releases', deliveryId))?.enqueuedAt).toBeDefined();
+    expect(b.jobs.writes.filter((w) => w.operation === 'closeDelivery')).toHaveLength(1);
+  });
+
+  it('reads the job and decides when the one-write claim refuses it: out of attempts fails it', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    await b.jobs.updateJob(await job(b, jobId), { attempts: 4 });
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
+      kind: 'failed',
+      job: { status: 'failed', attempts: 4, error: { code: 'ATTEMPTS_EXHAUSTED' } },
+    });
+    expect(b.service.created).toHaveLength(0);
+  });
+
+  it('does not count outage retries against the attempts: the read claims what the one write refused', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    await b.jobs.updateJob(await job(b, jobId), { attempts: 4, outageRetries: 2 });
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
+      kind: 'stored',
+      job: { attempts: 5 },
+    });
+  });
+
   it('retries in a second when it loses the claim to another writer', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
+    // The one-write claim finds the job changed, and so does the claim from what was read after it.
+    b.jobs.claimJob = async () => undefined;
     b.jobs.failNext('updateJob', new JobConflictError(jobId));
     expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
       kind: 'retry',
@@ -329,7 +391,7 @@ describe('processJob', () => {
   it('lets a table failure under the job propagate (the message returns)', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
-    b.jobs.failNext('getJob', new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true }));
+    b.jobs.failNext('claimJob', new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true }));
     await expect(processJob(b.worker, jobId, receipt())).rejects.toMatchObject({
       code: 'JOB_STORE_UNAVAILABLE',
     });
@@ -339,12 +401,12 @@ describe('processJob', () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
     b.service.failCreate(new DocgenUnavailableError('503'));
-    // The claim succeeds; the release after the failure does not.
+    // The claim (claimJob) succeeds; the release after the failure, the first updateJob, does not.
     const original = b.jobs.updateJob.bind(b.jobs);
     let calls = 0;
     b.jobs.updateJob = async (j, c) => {
       calls += 1;
-      if (calls === 2) throw new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true });
+      if (calls === 1) throw new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true });
       return original(j, c);
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('retry');

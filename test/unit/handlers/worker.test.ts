@@ -109,22 +109,22 @@ describe('worker handler', () => {
   it('lets the message return when the table fails under the job, logging the code only', async () => {
     const { bench, observability, jobId, run } = await setup();
     bench.jobs.failNext(
-      'getJob',
-      new DocrelayError('JOB_STORE_UNAVAILABLE', 'the job table could not read a job', { retryable: true }),
+      'claimJob',
+      new DocrelayError('JOB_STORE_UNAVAILABLE', 'the job table could not claim a job', { retryable: true }),
     );
     const response = await run(sqsRecord('m-1', encodeJobMessage(jobId)));
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
     expect(observability.lines).toContainEqual({
       level: 'error',
       message: 'job processing failed unexpectedly; the message will return',
-      fields: { code: 'JOB_STORE_UNAVAILABLE', reason: 'the job table could not read a job' },
+      fields: { code: 'JOB_STORE_UNAVAILABLE', reason: 'the job table could not claim a job' },
     });
     expect(observability.metricNames()).toEqual(['WorkerErrors']);
   });
 
   it('names only the error class of an unexpected non-docrelay error', async () => {
     const { bench, observability, jobId, run } = await setup();
-    bench.jobs.failNext('getJob', new RangeError('secret internals'));
+    bench.jobs.failNext('claimJob', new RangeError('secret internals'));
     await run(sqsRecord('m-1', encodeJobMessage(jobId)));
     expect(observability.lines).toContainEqual(
       expect.objectContaining({ fields: { code: 'INTERNAL', reason: 'RangeError' } }),

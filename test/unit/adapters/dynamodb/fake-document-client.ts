@@ -22,6 +22,11 @@ type Values = Record<string, unknown>;
 type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet' | 'TransactWrite';
 
 /** The exception DynamoDB answers a failed condition with. */
+/** The worker's one-write claim (DynamoJobRepository.claimJob), evaluated below. */
+const CLAIM_CONDITION =
+  '#status IN (:queued, :processing) AND attempts < :max AND (attribute_not_exists(leaseOwner) OR ' +
+  'leaseOwner = :owner OR attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
+
 export const conditionFailed = (): ConditionalCheckFailedException =>
   new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
@@ -190,6 +195,16 @@ export class FakeJobTable {
           return item !== undefined && item.openPk !== undefined && item.sendFailedAt === undefined;
         case 'leaseOwner = :owner AND attribute_exists(openPk)':
           return item !== undefined && item.leaseOwner === values[':owner'] && item.openPk !== undefined;
+        case CLAIM_CONDITION:
+          return (
+            item !== undefined &&
+            (item.status === values[':queued'] || item.status === values[':processing']) &&
+            (item.attempts as number) < (values[':max'] as number) &&
+            (item.leaseOwner === undefined ||
+              item.leaseOwner === values[':owner'] ||
+              item.leaseUntil === undefined ||
+              (item.leaseUntil as number) <= (values[':now'] as number))
+          );
         default:
           throw new Error(`fake table: unexpected update condition ${String(input.ConditionExpression)}`);
       }
@@ -201,10 +216,14 @@ export class FakeJobTable {
     if (match === null) throw new Error(`fake table: unexpected update ${expression}`);
     for (const assignment of (match[1] as string).split(', ')) {
       const [name, value] = assignment.split(' = ') as [string, string];
-      item[resolve(name)] = structuredClone(values[value]);
+      const sum = /^(\S+) \+ (:\S+)$/.exec(value);
+      item[resolve(name)] =
+        sum === null
+          ? structuredClone(values[value])
+          : (item[resolve(sum[1] as string)] as number) + (values[sum[2] as string] as number);
     }
     for (const name of match[2]?.split(', ') ?? []) delete item[resolve(name)];
-    return {};
+    return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(item) } : {};
   }
 
   private query(input: Record<string, unknown>): object {

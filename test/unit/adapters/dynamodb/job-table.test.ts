@@ -15,6 +15,7 @@ import {
   newJobRecord,
   transitions,
 } from '../../../../functions/core/job';
+import type { JobClaim } from '../../../../functions/ports/job-repository';
 import { conditionFailed, FakeJobTable } from './fake-document-client';
 
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');
@@ -306,15 +307,83 @@ describe('DynamoJobRepository.markDeliverySendFailed', () => {
   });
 });
 
+describe('DynamoJobRepository.claimJob', () => {
+  const claim = (overrides: Partial<JobClaim> = {}): JobClaim => ({
+    jobId: 'd-1-job',
+    owner: 'm-1',
+    leaseUntil: NOW + 60_000,
+    nowMs: NOW,
+    maxAttempts: 3,
+    ...overrides,
+  });
+
+  it('claims a queued job in one write and returns it as written, as the claim transition would', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), [job()]);
+    const claimed = await repository.claimJob(claim());
+    // The same claim the long way, read and then written conditionally on its version, in another table.
+    const other = setup();
+    await other.repository.createDelivery(delivery(), [job()]);
+    const viaTransition = await other.repository.updateJob(
+      job(),
+      transitions.claim(job(), 'm-1', NOW + 60_000),
+    );
+    expect(claimed).toEqual(viaTransition);
+    expect(table.items.get('job#d-1-job')).toEqual(other.table.items.get('job#d-1-job'));
+    expect(table.items.get('job#d-1-job')).toMatchObject({ status: 'processing', attempts: 1, version: 1 });
+  });
+
+  it('takes over a lease that ran out, and claims again for the message that holds it', async () => {
+    const { repository } = setup();
+    await repository.createDelivery(delivery(), [job()]);
+    await repository.claimJob(claim({ owner: 'm-dead' }));
+    await expect(repository.claimJob(claim({ owner: 'm-dead' }))).resolves.toMatchObject({ attempts: 2 });
+    await expect(repository.claimJob(claim({ owner: 'm-new', nowMs: NOW + 60_000 }))).resolves.toMatchObject({
+      leaseOwner: 'm-new',
+      attempts: 3,
+      version: 3,
+    });
+  });
+
+  it('refuses, writing nothing, a job held by another, out of attempts, checkpointed, final or missing', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), [job()]);
+    await repository.claimJob(claim({ owner: 'm-holder' }));
+    const held = structuredClone(table.items.get('job#d-1-job'));
+    await expect(repository.claimJob(claim({ owner: 'm-2' }))).resolves.toBeUndefined();
+    await expect(
+      repository.claimJob(claim({ nowMs: NOW + 60_000, maxAttempts: 1 })),
+    ).resolves.toBeUndefined();
+    expect(table.items.get('job#d-1-job')).toEqual(held);
+    for (const status of ['created', 'stored', 'failed'] as const) {
+      table.items.set('job#d-1-job', { ...held, status });
+      await expect(repository.claimJob(claim({ nowMs: NOW + 60_000 }))).resolves.toBeUndefined();
+    }
+    await expect(repository.claimJob(claim({ jobId: 'no-such-job' }))).resolves.toBeUndefined();
+    expect(table.items.has('job#no-such-job')).toBe(false);
+  });
+
+  it('fails retryably on an error of the table', async () => {
+    const { table, repository } = setup();
+    table.failNext('Update', new Error('network'));
+    await expect(repository.claimJob(claim())).rejects.toEqual(storeError('claim a job'));
+  });
+});
+
 describe('DynamoJobRepository.closeDelivery', () => {
-  it('takes an open delivery out of the open index, once', async () => {
+  it('takes an open delivery out of the open index, once, returning it as written', async () => {
     const { table, repository } = setup();
     await repository.createDelivery(delivery(), []);
-    await repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:02.000Z');
+    await expect(repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:02.000Z')).resolves.toEqual({
+      ...delivery(),
+      enqueuedAt: '2026-03-01T12:00:02.000Z',
+    });
     expect(table.items.get('delivery#notes#d-1')).toMatchObject({ enqueuedAt: '2026-03-01T12:00:02.000Z' });
     expect(table.items.get('delivery#notes#d-1')).not.toHaveProperty('openPk');
-    // Closed already: a second job's first pickup changes nothing.
-    await repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:09.000Z');
+    // Closed already (a replayed first pickup): nothing changes, and nothing is returned.
+    await expect(
+      repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:09.000Z'),
+    ).resolves.toBeUndefined();
     expect(table.items.get('delivery#notes#d-1')).toMatchObject({ enqueuedAt: '2026-03-01T12:00:02.000Z' });
   });
 
