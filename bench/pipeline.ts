@@ -32,14 +32,15 @@ const SECRET_NAME = 'docrelay/stripe-webhook';
 
 /**
  * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side, by hand,
- * 2026-11-25": two n8n steps alternated with two docrelay steps, load average 1.1–1.8): quoted, not measured.
+ * 2026-11-26": five n8n steps alternated with five docrelay steps, load average 0.2–1.5 at their starts):
+ * quoted, not measured. Latencies are the medians of the five runs' p50 and p99.
  */
 export const N8N_REFERENCE = {
-  date: '2026-11-25',
+  date: '2026-11-26',
   version: 'n8n 1.123.81',
-  documentsPerSecond: { low: 11.57, high: 12.58, median: 12.08 },
-  ackMs: { p50: 850, p99: 1093 },
-  endToEndMs: { p50: 850, p99: 1093 },
+  documentsPerSecond: { low: 10.07, high: 13.11, median: 12.1 },
+  ackMs: { p50: 836, p99: 1173 },
+  endToEndMs: { p50: 836, p99: 1173 },
 } as const;
 
 /** Options of the pipeline benchmark. */
