@@ -128,6 +128,13 @@ export interface DeliveryRecord {
 export const awaitsFirstPickup = (job: Pick<JobRecord, 'status' | 'version'>): boolean =>
   job.status === 'queued' && job.version === 0;
 
+/** True while a lease owner other than `owner` holds the job (its lease runs past `nowMs`). */
+export const heldByAnother = (
+  job: Pick<JobRecord, 'leaseOwner' | 'leaseUntil'>,
+  owner: string,
+  nowMs: number,
+): boolean => job.leaseOwner !== undefined && job.leaseOwner !== owner && (job.leaseUntil ?? 0) > nowMs;
+
 /** True when no more work will happen on a job by itself. */
 export const isFinal = (status: JobStatus): boolean => finalStatuses.has(status);
 

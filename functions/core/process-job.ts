@@ -26,6 +26,7 @@ import {
 import {
   applyChanges,
   type DeliveryRecord,
+  heldByAnother,
   isFinal,
   type JobDocument,
   type JobFile,
@@ -115,13 +116,14 @@ const logFields = (error: FailureReason) => ({ code: error.code, reason: error.m
 export async function processJob(deps: WorkerDeps, jobId: string, receipt: Receipt): Promise<JobOutcome> {
   const now = deps.now ?? Date.now;
   const maxAttempts = deps.config.config.jobs?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const startedAt = now();
   // The usual case, a job waiting for its worker, is claimed in one write; anything else reads the job first.
   let job =
     (await deps.jobs.claimJob({
       jobId,
       owner: receipt.messageId,
-      leaseUntil: now() + deps.leaseMs,
-      nowMs: now(),
+      leaseUntil: startedAt + deps.leaseMs,
+      nowMs: startedAt,
       maxAttempts,
     })) ?? (await claimAfterReading(deps, jobId, receipt, maxAttempts));
   if (!('jobId' in job)) return job;
@@ -158,7 +160,7 @@ async function claimAfterReading(
     return { kind: 'skipped' };
   }
   if (isFinal(job.status)) return { kind: 'skipped', job };
-  if (job.leaseOwner !== undefined && job.leaseOwner !== receipt.messageId && (job.leaseUntil ?? 0) > now()) {
+  if (heldByAnother(job, receipt.messageId, now())) {
     // Another worker holds the job: this message is a duplicate (a sender's retry, a resend). The holder keeps
     // its own message alive while it works, and that message returns if the holder dies, so this one can go.
     // Deferring it instead would only walk it, receive by receive, into the dead-letter queue.

@@ -6,9 +6,11 @@ import { JobConflictError } from '../../core/errors';
 import {
   applyChanges,
   type DeliveryRecord,
+  heldByAnother,
   isFinal,
   type JobChanges,
   type JobRecord,
+  transitions,
   awaitsFirstPickup as untouched,
 } from '../../core/job';
 import { ENQUEUE_GRACE_MS } from '../../core/outbox';
@@ -174,15 +176,8 @@ export class InMemoryJobRepository implements JobRepository {
     this.fault('claimJob');
     const job = this.jobs.get(claim.jobId);
     if (job === undefined || (job.status !== 'queued' && job.status !== 'processing')) return undefined;
-    if (job.attempts >= claim.maxAttempts) return undefined;
-    const held = job.leaseOwner !== undefined && job.leaseOwner !== claim.owner;
-    if (held && job.leaseUntil !== undefined && job.leaseUntil > claim.nowMs) return undefined;
-    const changes = {
-      status: 'processing',
-      attempts: job.attempts + 1,
-      leaseOwner: claim.owner,
-      leaseUntil: claim.leaseUntil,
-    } as const;
+    if (job.attempts >= claim.maxAttempts || heldByAnother(job, claim.owner, claim.nowMs)) return undefined;
+    const changes = transitions.claim(job, claim.owner, claim.leaseUntil);
     const next = applyChanges(job, changes, new Date(this.now()).toISOString());
     this.jobs.set(job.jobId, clone(next));
     this.writes.push({ operation: 'claimJob', key: job.jobId });
