@@ -7,15 +7,19 @@
  * computes from the bytes it sends and S3 checks against the bytes it received (refusing the upload on a
  * difference); S3 answers with the SHA-256 it stored (one hash, or for a multipart upload the hash of the
  * parts' hashes), and that must equal ours. A client that sends no checksums (the local emulators',
- * `WHEN_REQUIRED`), or a store that answers none, gets a HEAD after the upload instead: the stored size must
- * equal the bytes streamed. Either difference fails the copy (`STORED_OBJECT_MISMATCH`, retryable).
+ * `WHEN_REQUIRED`) compares a small file's ETag with the MD5 of the bytes streamed (computed on the way only
+ * for such a client and a single PUT of at most MD5_CHECK_MAX_BYTES): S3, s3rver and MinIO answer a plain
+ * PUT's MD5 as its ETag. An equal ETag proves the content and saves a request per file. Anything else (a
+ * larger file, where the MD5 would cost more CPU than the request it saves; a multipart upload or a
+ * KMS-encrypted object, whose ETag is not the MD5; a store that answers no checksum) gets a HEAD after the
+ * upload instead: the stored size must equal the bytes streamed. Either difference fails the copy (`STORED_OBJECT_MISMATCH`, retryable).
  *
  * When the length is known up front (the download's Content-Length) and fits one PUT, the bytes go through a
  * single streamed PutObject: nothing is buffered (a multipart upload holds `partSize × queueSize` in
  * memory) and it was 2-3x faster in bench/ (docs/benchmarks.md, "copy"). A stream that ends short or runs
  * over aborts the request, so no object is written. Unknown or larger lengths use a multipart upload.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -44,6 +48,13 @@ export interface CopyRequest {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Largest file whose ETag is compared with its MD5 when no checksum is sent. At ~0.7 GB/s an MD5 of 256 KiB
+ * costs ~0.4 ms of CPU, less than the HEAD it saves (bench/analysis.md); at 64 MiB the MD5 cost the copy 15%
+ * of its throughput.
+ */
+export const MD5_CHECK_MAX_BYTES = 256 * 1024;
+
 /** S3's limit for one PUT. */
 export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
@@ -52,10 +63,11 @@ export interface CopyResult {
   readonly size: number;
   readonly sha256: string;
   /**
-   * `sha256`: the store answered the SHA-256 of what it holds and it equals ours; `size`: the store's object
-   * (a HEAD after the upload) has as many bytes as were streamed.
+   * `sha256`: the store answered the SHA-256 of what it holds and it equals ours; `md5`: the single PUT's
+   * ETag equals the MD5 of what was streamed; `size`: the store's object (a HEAD after the upload) has as
+   * many bytes as were streamed.
    */
-  readonly verifiedBy: 'sha256' | 'size';
+  readonly verifiedBy: 'sha256' | 'md5' | 'size';
 }
 
 /**
@@ -65,6 +77,8 @@ export interface CopyResult {
  */
 class MeasuringStream extends Transform {
   readonly hash = createHash('sha256');
+  /** MD5 of the bytes, for comparing a plain PUT's ETag (only when asked: no checksum is sent). */
+  readonly md5: Hash | undefined;
   bytes = 0;
   /** Raw SHA-256 of each complete part (multipart only). */
   readonly partDigests: Buffer[] = [];
@@ -75,8 +89,10 @@ class MeasuringStream extends Transform {
     private readonly expected: number | undefined,
     private readonly what: string,
     private readonly partSize?: number,
+    withMd5 = false,
   ) {
     super();
+    this.md5 = withMd5 ? createHash('md5') : undefined;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -86,6 +102,7 @@ class MeasuringStream extends Transform {
       return;
     }
     this.hash.update(chunk);
+    this.md5?.update(chunk);
     if (this.partSize !== undefined) this.hashParts(chunk, this.partSize);
     callback(null, chunk);
   }
@@ -139,14 +156,19 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     request.contentLength !== undefined &&
     request.contentLength <= (request.singlePutMaxBytes ?? MAX_SINGLE_PUT_BYTES);
   const partSize = request.partSize ?? 8 * 1024 * 1024;
-  const measuring = new MeasuringStream(expected, what, singlePut ? undefined : partSize);
+  const sendsChecksum = (await request.s3.config.requestChecksumCalculation()) === 'WHEN_SUPPORTED';
+  const measuring = new MeasuringStream(
+    expected,
+    what,
+    singlePut ? undefined : partSize,
+    singlePut && !sendsChecksum && (request.contentLength ?? Number.POSITIVE_INFINITY) <= MD5_CHECK_MAX_BYTES,
+  );
   let sourceError: unknown;
   request.body.once('error', (error) => {
     sourceError = error;
     measuring.destroy(error);
   });
   request.body.pipe(measuring);
-  const sendsChecksum = (await request.s3.config.requestChecksumCalculation()) === 'WHEN_SUPPORTED';
   const params = {
     Bucket: request.bucket,
     Key: request.key,
@@ -175,6 +197,7 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
   };
   request.signal?.addEventListener('abort', onAbort, { once: true });
   let storedChecksum: string | undefined;
+  let etag: string | undefined;
   try {
     if (upload !== undefined) storedChecksum = (await upload.done()).ChecksumSHA256;
     else {
@@ -183,6 +206,7 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
         { abortSignal: aborter.signal },
       );
       storedChecksum = put.ChecksumSHA256;
+      etag = put.ETag;
     }
   } catch (error) {
     const cause = sourceError ?? measuring.errored ?? error;
@@ -198,15 +222,19 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     request.signal?.removeEventListener('abort', onAbort);
     request.body.unpipe(measuring);
   }
-  const verifiedBy = await verifyStoredObject(request, measuring, storedChecksum);
+  const verifiedBy = await verifyStoredObject(request, measuring, storedChecksum, etag);
   return { size: measuring.bytes, sha256: measuring.hash.digest('hex'), verifiedBy };
 }
 
-/** Compares the store's copy with what was streamed: its SHA-256 when it answered one, else its size. */
+/**
+ * Compares the store's copy with what was streamed: its SHA-256 when it answered one, else the ETag when it is
+ * our MD5, else its size.
+ */
 async function verifyStoredObject(
   request: CopyRequest,
   measuring: MeasuringStream,
   storedChecksum: string | undefined,
+  etag: string | undefined,
 ): Promise<CopyResult['verifiedBy']> {
   if (storedChecksum !== undefined) {
     const expected = measuring.expectedChecksums();
@@ -215,6 +243,8 @@ async function verifyStoredObject(
     }
     return 'sha256';
   }
+  if (measuring.md5 !== undefined && etag !== undefined && unquote(etag) === measuring.md5.digest('hex'))
+    return 'md5';
   let stored: number | undefined;
   try {
     const head = await request.s3.send(new HeadObjectCommand({ Bucket: request.bucket, Key: request.key }), {
@@ -229,3 +259,6 @@ async function verifyStoredObject(
   }
   return 'size';
 }
+
+/** An ETag without its quotes (S3 answers `"<hex>"`). */
+const unquote = (etag: string): string => etag.replace(/^"(.*)"$/, '$1').toLowerCase();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { copyToS3 } from '../../../../functions/adapters/s3/copy-file';
+import { copyToS3, MD5_CHECK_MAX_BYTES } from '../../../../functions/adapters/s3/copy-file';
 import { fakeS3 } from './fake-s3';
 
 const KiB = 1024;
@@ -95,6 +95,52 @@ describe('copyToS3 checks the stored object', () => {
 
     expect(result).toEqual({ size: data.length, sha256: hex(data), verifiedBy: 'size' });
     expect(s3.requests).toEqual(['PUT /documents/docs/a.docx?x-id=PutObject', 'HEAD /documents/docs/a.docx']);
+  });
+
+  it('takes a plain PUT’s ETag for proof when it is the MD5 of the bytes sent, and makes no HEAD', async () => {
+    const s3 = fakeS3({ checksums: 'WHEN_REQUIRED', etag: 'md5' });
+    const data = bytes(200 * KiB);
+
+    const result = await copyToS3(request(s3.client, data, { contentLength: data.length }));
+
+    expect(result).toEqual({ size: data.length, sha256: hex(data), verifiedBy: 'md5' });
+    expect(s3.requests).toEqual(['PUT /documents/docs/a.docx?x-id=PutObject']);
+  });
+
+  it('reads a larger file’s size back instead of hashing it twice', async () => {
+    const s3 = fakeS3({ checksums: 'WHEN_REQUIRED', etag: 'md5' });
+    const data = bytes(MD5_CHECK_MAX_BYTES + 1);
+
+    const result = await copyToS3(request(s3.client, data, { contentLength: data.length }));
+
+    expect(result.verifiedBy).toBe('size');
+    expect(s3.requests).toEqual(['PUT /documents/docs/a.docx?x-id=PutObject', 'HEAD /documents/docs/a.docx']);
+  });
+
+  it('reads the size back when the ETag is not the MD5 of the bytes sent (another object, or KMS)', async () => {
+    const flip = (stored: Buffer): Buffer => {
+      const copy = Buffer.from(stored);
+      copy[0] = (copy[0] ?? 0) ^ 1;
+      return copy;
+    };
+    const s3 = fakeS3({ checksums: 'WHEN_REQUIRED', etag: 'md5', corrupt: flip });
+    const data = bytes(20 * KiB);
+
+    await expect(copyToS3(request(s3.client, data, { contentLength: data.length }))).resolves.toMatchObject({
+      verifiedBy: 'size',
+    });
+    expect(s3.requests.at(-1)).toBe('HEAD /documents/docs/a.docx');
+
+    const grown = fakeS3({
+      checksums: 'WHEN_REQUIRED',
+      etag: 'md5',
+      corrupt: (stored) => Buffer.concat([Buffer.from('186a0\r\n'), stored]),
+    });
+    await expect(copyToS3(request(grown.client, data, { contentLength: data.length }))).rejects.toMatchObject(
+      {
+        code: 'STORED_OBJECT_MISMATCH',
+      },
+    );
   });
 
   it('fails the copy when the stored size differs from the bytes sent', async () => {

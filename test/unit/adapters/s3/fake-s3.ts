@@ -25,6 +25,11 @@ export interface FakeS3Options {
   readonly corrupt?: (bytes: Buffer) => Buffer;
   /** Answer `x-amz-checksum-sha256` when the request carried one. @default true */
   readonly answersChecksums?: boolean;
+  /**
+   * A single PUT's ETag: `md5` of the bytes kept (S3's, s3rver's, MinIO's for a plain PUT), or `opaque` (a
+   * KMS-encrypted object's, which is not the MD5). @default opaque
+   */
+  readonly etag?: 'md5' | 'opaque';
 }
 
 interface HttpRequestLike {
@@ -148,7 +153,7 @@ export function fakeS3(options: FakeS3Options = {}): FakeS3 {
       const stored = keep(body.data);
       objects.set(key, stored);
       return answer(200, {
-        etag: '"e"',
+        etag: options.etag === 'md5' ? `"${createHash('md5').update(stored).digest('hex')}"` : '"e"',
         ...(body.checksum !== undefined && answersChecksums
           ? { 'x-amz-checksum-sha256': sha256(stored).toString('base64') }
           : {}),
