@@ -12,7 +12,8 @@
  * PUT's MD5 as its ETag. An equal ETag proves the content and saves a request per file. Anything else (a
  * larger file, where the MD5 would cost more CPU than the request it saves; a multipart upload or a
  * KMS-encrypted object, whose ETag is not the MD5; a store that answers no checksum) gets a HEAD after the
- * upload instead: the stored size must equal the bytes streamed. Either difference fails the copy (`STORED_OBJECT_MISMATCH`, retryable).
+ * upload instead: the stored size must equal the bytes streamed. Either difference fails the copy
+ * (`STORED_OBJECT_MISMATCH`, retryable).
  *
  * When the length is known up front (the download's Content-Length) and fits one PUT, the bytes go through a
  * single streamed PutObject: nothing is buffered (a multipart upload holds `partSize × queueSize` in
@@ -156,13 +157,10 @@ export async function copyToS3(request: CopyRequest): Promise<CopyResult> {
     request.contentLength !== undefined &&
     request.contentLength <= (request.singlePutMaxBytes ?? MAX_SINGLE_PUT_BYTES);
   const partSize = request.partSize ?? 8 * 1024 * 1024;
+  // Read before the body is touched (a resolved provider: no event can arrive before the listener below).
   const sendsChecksum = (await request.s3.config.requestChecksumCalculation()) === 'WHEN_SUPPORTED';
-  const measuring = new MeasuringStream(
-    expected,
-    what,
-    singlePut ? undefined : partSize,
-    singlePut && !sendsChecksum && (request.contentLength ?? Number.POSITIVE_INFINITY) <= MD5_CHECK_MAX_BYTES,
-  );
+  const checksEtag = singlePut && !sendsChecksum && (request.contentLength ?? 0) <= MD5_CHECK_MAX_BYTES;
+  const measuring = new MeasuringStream(expected, what, singlePut ? undefined : partSize, checksEtag);
   let sourceError: unknown;
   request.body.once('error', (error) => {
     sourceError = error;
