@@ -60,7 +60,7 @@ export class DownloadLinks {
 
   /** Stores a file for `ttlMs` and returns it with its new random token (32 bytes, hex). */
   add(file: Omit<StoredFile, 'token' | 'expiresAt'>, ttlMs: number): StoredFile {
-    this.sweep();
+    this.sweepOldest();
     const stored: StoredFile = {
       ...file,
       token: randomBytes(32).toString('hex'),
@@ -88,10 +88,24 @@ export class DownloadLinks {
     return timingSafeEqual(digest(token), digest(file.token)) ? file : undefined;
   }
 
-  /** Removes every file whose link has expired. */
+  /** Removes every file whose link has expired (the server calls it every 30 s). */
   sweep(): void {
     const now = this.clock();
     for (const file of this.files.values()) if (now >= file.expiresAt) this.remove(file.fileId);
+  }
+
+  /**
+   * Removes the expired files at the old end, stopping at the first live one: each add pays for what it
+   * removes, not for every file held (up to `maxFiles`, which a whole scan per add made quadratic). Links of one
+   * lifetime expire in the order they were added, so this is all of them; a shorter-lived file behind a
+   * longer-lived one waits for sweep(), and its link still answers as expired at once (find).
+   */
+  private sweepOldest(): void {
+    const now = this.clock();
+    for (const file of this.files.values()) {
+      if (now < file.expiresAt) return;
+      this.remove(file.fileId);
+    }
   }
 
   /** Number of files held. */

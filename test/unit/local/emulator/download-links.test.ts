@@ -40,6 +40,25 @@ describe('download links', () => {
     expect(links.bytesHeld).toBe(0);
   });
 
+  it('forget the expired files at the old end when a file is added, and the rest at a sweep', () => {
+    let now = 0;
+    const links = new DownloadLinks({ clock: () => now });
+    for (let i = 0; i < 1_000; i += 1) links.add(file(`old${i}`), 1_000);
+    const longLived = links.add(file('long'), 60_000);
+    const shortLived = links.add(file('short'), 1_000);
+    now = 1_000;
+    links.add(file('new'), 1_000);
+    // The thousand expired files are gone; the one behind a live link stays until a sweep.
+    expect(links.count).toBe(3);
+    expect(links.bytesHeld).toBe(30);
+    expect(links.find('short', shortLived.token)).toBeUndefined();
+    links.add(file('short2'), 1);
+    now = 1_001;
+    links.sweep();
+    expect(links.count).toBe(2);
+    expect(links.find('long', longLived.token)).toBeDefined();
+  });
+
   it('drop the oldest files past the memory bound', () => {
     const links = new DownloadLinks({ maxStoredBytes: 25 });
     const first = links.add(file('f1'), 1000);
