@@ -195,7 +195,12 @@ class TransactionFront {
 
   private async transact(input: TransactInput, bodyDigest: string): Promise<object> {
     const now = Date.now();
-    for (const [token, held] of this.tokens) if (held.until <= now) this.tokens.delete(token);
+    // Tokens are held for one lifetime, so they expire in the order they were added: the scan stops at the
+    // first live one instead of reading all (up to MAX_TOKENS) on every transaction.
+    for (const [token, held] of this.tokens) {
+      if (held.until > now) break;
+      this.tokens.delete(token);
+    }
     const token = input.ClientRequestToken;
     const held = token === undefined ? undefined : this.tokens.get(token);
     if (held !== undefined) {
