@@ -31,16 +31,17 @@ const INTEGRATION = 'stripe-invoices';
 const SECRET_NAME = 'docrelay/stripe-webhook';
 
 /**
- * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side again, by
- * hand, 2026-11-26 03:42": four n8n steps alternated with four docrelay steps, load average below 1.5 at their
- * starts): quoted, not measured. Latencies are the medians of the four runs' p50 and p99.
+ * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side, by hand
+ * ..., 2026-11-26 04:34–04:47 UTC": three n8n steps of 300 webhooks in ABBA order with three docrelay steps, load
+ * average below 1.5 at their starts): quoted, not measured. Latencies are the medians of the three runs' p50 and
+ * p99.
  */
 export const N8N_REFERENCE = {
   date: '2026-11-26',
   version: 'n8n 1.123.81',
-  documentsPerSecond: { low: 12.27, high: 13.53, median: 12.51 },
-  ackMs: { p50: 822, p99: 1051 },
-  endToEndMs: { p50: 822, p99: 1051 },
+  documentsPerSecond: { low: 12.93, high: 14.06, median: 13.82 },
+  ackMs: { p50: 752, p99: 961 },
+  endToEndMs: { p50: 752, p99: 961 },
 } as const;
 
 /** Options of the pipeline benchmark. */
