@@ -10,6 +10,13 @@ import type { DocumentService, TemplateSource } from '../ports/document-service'
 import { downloadOnce, fetchGet, type HttpGet, nodeHttpGet, tokenParts } from './download';
 import { checkDownloadUrl, type DownloadPolicy, makeDownloadPolicy } from './download-guard';
 import { DocgenBadResponseError, DocgenError, DocgenTemplateFileRequiredError } from './errors';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  fetchExchange,
+  type HttpExchange,
+  nodeHttpExchange,
+} from './exchange';
 import { redactUrl } from './redact';
 import {
   DEFAULT_RETRY_POLICY,
@@ -65,7 +72,7 @@ export interface DocgenClientOptions {
   readonly apiKey: ApiKeyProvider;
   /** Origins besides the service's own that download links may point to. @default [] */
   readonly downloadOrigins?: readonly string[];
-  /** The fetch implementation, for API calls and, when given, downloads. @default globalThis.fetch (downloads: node:http) */
+  /** A fetch implementation for API calls and downloads. @default none: node:http/node:https (./exchange.ts) */
   readonly fetch?: typeof fetch;
   /** Retry policy overrides. @default DEFAULT_RETRY_POLICY */
   readonly retry?: Partial<RetryPolicy>;
@@ -86,17 +93,11 @@ export interface DocgenClientOptions {
 /** Bound on template pages followed, against a service that never stops sending `@odata.nextLink`. */
 export const MAX_TEMPLATE_PAGES = 10_000;
 
-interface RawResponse {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
 /** The Document Generation Service client. */
 export class DocgenClient implements DocumentService, TemplateSource {
   private readonly base: string;
   private readonly apiKey: ApiKeyProvider;
-  private readonly fetchImpl: typeof fetch;
+  private readonly exchangeImpl: HttpExchange;
   private readonly downloadGet: HttpGet;
   private readonly timeoutMs: number;
   private readonly downloadPolicy: DownloadPolicy;
@@ -116,7 +117,7 @@ export class DocgenClient implements DocumentService, TemplateSource {
     }
     this.base = `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
     this.apiKey = options.apiKey;
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.exchangeImpl = options.fetch === undefined ? nodeHttpExchange : fetchExchange(options.fetch);
     this.downloadGet = options.fetch === undefined ? nodeHttpGet : fetchGet(options.fetch);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.downloadPolicy = makeDownloadPolicy(
@@ -277,7 +278,7 @@ export class DocgenClient implements DocumentService, TemplateSource {
     const expect = opts.expect ?? [200];
     let refreshed = false;
     let requests = 0;
-    const send = async (key: string): Promise<RawResponse> => {
+    const send = async (key: string): Promise<ApiResponse> => {
       requests++;
       return this.exchange(operation, url, {
         method,
@@ -314,7 +315,7 @@ export class DocgenClient implements DocumentService, TemplateSource {
               secrets,
               now: this.retryEnv.now(),
             },
-            { status: response.status, header: (name) => response.headers.get(name), text: response.text },
+            { status: response.status, header: (name) => response.header(name), text: response.text },
           );
         },
         this.retryEnv,
@@ -332,17 +333,15 @@ export class DocgenClient implements DocumentService, TemplateSource {
   }
 
   /** One request and its whole body within the timeout; transport failures become client errors. */
-  private async exchange(operation: string, url: URL, init: RequestInit): Promise<RawResponse> {
+  private async exchange(
+    operation: string,
+    url: URL,
+    request: Omit<ApiRequest, 'signal'>,
+  ): Promise<ApiResponse> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
     try {
-      const response = await this.fetchImpl(url.href, {
-        ...init,
-        redirect: 'manual',
-        signal: controller.signal,
-      });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, text };
+      return await this.exchangeImpl(url, { ...request, signal: controller.signal });
     } catch (error) {
       const failure = controller.signal.aborted ? 'timeout' : 'network';
       throw transportError(operation, url, error, failure, this.timeoutMs, [...this.secrets]);
