@@ -30,7 +30,7 @@ export type HttpExchange = (url: URL, request: ApiRequest) => Promise<ApiRespons
 
 /** Thrown when an answer's body ends early or is in an encoding that cannot be read. */
 export class ExchangeBodyError extends Error {
-  override readonly name = 'ExchangeBodyError';
+  override name = 'ExchangeBodyError';
 }
 
 const utf8 = new TextDecoder('utf-8');
