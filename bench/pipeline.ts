@@ -176,6 +176,22 @@ export async function runPipeline(
   }
 }
 
+/**
+ * Runs the pipeline benchmark once in a fresh process (./pipeline-run.ts), as a fresh `npm start` would serve
+ * it, whatever ran before it in this one; the same rows as runPipeline.
+ */
+export async function runPipelineIsolated(
+  options: PipelineOptions = {},
+): Promise<{ rows: ResultRow[]; run: PipelineRun }> {
+  const timeoutMs = options.timeoutMs ?? 180_000;
+  const out = await runTsChild('bench/pipeline-run.ts', [JSON.stringify(options)], {
+    // Warm-up and measured run, each bounded by timeoutMs when sending and again when waiting.
+    timeoutMs: 4 * timeoutMs + 60_000,
+  });
+  const run = lastJsonLine(out) as PipelineRun;
+  return { rows: pipelineRows(run), run };
+}
+
 /** The rows of one run, n8n's hand-measured figures quoted beside them (no ratio: not this run's). */
 export function pipelineRows(run: PipelineRun): ResultRow[] {
   const n8n = N8N_REFERENCE;

@@ -29,7 +29,7 @@ import { fmt } from './harness';
 import { runBundledIngestHandler } from './ingest-bundle';
 import { runIngestHttp } from './ingest-http';
 import { runIngestOverhead } from './ingest-overhead';
-import { runPipeline } from './pipeline';
+import { runPipelineIsolated } from './pipeline';
 import { type ResultRow, rowLine } from './results';
 import { runWorkerCpu } from './worker-cpu';
 
@@ -146,8 +146,10 @@ export async function runBenchmarks(
     add(result.rows);
   }
   if (selected.has('pipeline')) {
-    log('— local pipeline, 10 webhooks in flight (closed loop, its own process)');
-    add((await runPipeline(q ? { webhooks: 20, warmup: 5 } : { webhooks: 300, warmup: 20 })).rows);
+    log(
+      '— local pipeline, 10 webhooks in flight (closed loop; the stack and the client each in a fresh process)',
+    );
+    add((await runPipelineIsolated(q ? { webhooks: 20, warmup: 5 } : { webhooks: 300, warmup: 20 })).rows);
   }
   if (selected.has('worker')) {
     log('— worker CPU per document (in process, AWS answered instantly, service and S3 faked on loopback)');

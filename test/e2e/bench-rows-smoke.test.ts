@@ -2,12 +2,17 @@
  * The pipeline and worker-CPU benchmarks (issue 17 items 4 and 5), smoke-sized, report their rows. Loopback
  * only; timings are never asserted.
  */
-import { runPipeline } from '../../bench/pipeline';
+import { runPipelineIsolated } from '../../bench/pipeline';
 import { runWorkerCpu } from '../../bench/worker-cpu';
 
 describe('the pipeline and worker benchmarks, smoke-sized', () => {
-  it('the pipeline stores every webhook and quotes n8n beside its rows without a ratio', async () => {
-    const { rows, run } = await runPipeline({ webhooks: 4, warmup: 1, inFlight: 2 });
+  it('the pipeline, in a process of its own, stores every webhook and quotes n8n beside its rows without a ratio', async () => {
+    const { rows, run } = await runPipelineIsolated({
+      webhooks: 4,
+      warmup: 1,
+      inFlight: 2,
+      timeoutMs: 60_000,
+    });
     expect(run).toMatchObject({ accepted: 4, jobs: 4, storedFiles: 4, failedJobs: 0, workerConcurrency: 4 });
     expect(rows).toHaveLength(3);
     for (const row of rows) {
