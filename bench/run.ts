@@ -150,6 +150,9 @@ export async function runBenchmarks(
       '— local pipeline, 10 webhooks in flight (closed loop; the stack and the client each in a fresh process)',
     );
     add((await runPipelineIsolated(q ? { webhooks: 20, warmup: 5 } : { webhooks: 300, warmup: 20 })).rows);
+    // The same stack once its code is compiled and warm: the fresh run above pays V8's warm-up in every
+    // process (bench/analysis.md, "Fresh and warm").
+    if (!q) add((await runPipelineIsolated({ webhooks: 300, warmup: 300 })).rows);
   }
   if (selected.has('worker')) {
     log('— worker CPU per document (in process, AWS answered instantly, service and S3 faked on loopback)');
