@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import type { BuildOptions, Metafile } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import { LAMBDA_ENV } from '../functions/config/lambda-env';
+import { lastJsonLine, runNodeChild } from './child';
 import { compare } from './harness';
 import { comparisonRow, type ResultRow } from './results';
 
@@ -170,6 +171,31 @@ function loadOnce(bundle: string, env: NodeJS.ProcessEnv): Promise<LoadSample> {
   });
 }
 
+// Starts one mapping isolate thread on a script, as functions/mapping/isolate.ts does, and prints the time
+// from \`new Worker\` to its ready message.
+const ISOLATE_STARTER = `
+const { Worker } = require('node:worker_threads');
+const start = performance.now();
+const worker = new Worker(process.argv[1], {
+  workerData: { docrelayMappingIsolate: true },
+  resourceLimits: { maxOldGenerationSizeMb: 256 },
+});
+worker.on('message', (reply) => {
+  if (reply.ready !== true) return;
+  process.stdout.write(JSON.stringify({ readyMs: performance.now() - start }));
+  void worker.terminate();
+});
+`;
+
+async function isolateStartOnce(script: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const out = await runNodeChild(['-e', ISOLATE_STARTER, script], {
+    env,
+    timeoutMs: 30_000,
+    label: `an isolate thread on ${script}`,
+  });
+  return (lastJsonLine(out) as { readyMs: number }).readyMs;
+}
+
 /** Output bytes per package (node_modules/<name>, or the repository folder), largest first. */
 export function bytesByPackage(metafile: Metafile, outfile: string): Array<{ name: string; bytes: number }> {
   const output = Object.entries(metafile.outputs).find(([path]) => resolve(path) === resolve(outfile))?.[1];
@@ -206,25 +232,24 @@ export async function runColdStart(options: ColdStartOptions): Promise<ResultRow
     await esbuild.build({ ...settings.options(emptyEntry, emptyOut), metafile: true });
     const emptyBytes = (await stat(emptyOut)).size;
 
-    // The modules shipped beside every bundle and loaded on some requests only (the XML parser): not in the
-    // bundle's bytes or its load, so reported beside them.
-    const { LAZY_MODULES } = await import('../lib/docrelay-function');
+    // The files shipped beside every bundle: the modules loaded on some requests only (the XML parser), not
+    // in the bundle's bytes or its load, so reported beside them; and the mapping isolate's own bundle, which
+    // its threads load (the worker's row below measures what that saves).
+    const lib = await import('../lib/docrelay-function');
+    const { MAPPING_ISOLATE_FILE } = await import('../functions/config/lambda-env');
+    const besideDir = join(dir, 'beside');
     let lazyBytes = 0;
-    for (const name of LAZY_MODULES) {
-      const lazyOut = join(dir, 'lazy', name, 'index.js');
-      await esbuild.build({
-        entryPoints: [require.resolve(name, { paths: [ROOT] })],
-        outfile: lazyOut,
-        bundle: true,
-        platform: 'node',
-        format: 'cjs',
-        target: 'node20',
-        minify: true,
-        logLevel: 'warning',
-      });
-      lazyBytes += (await stat(lazyOut)).size;
+    let isolateBytes = 0;
+    for (const beside of lib.besideBundles()) {
+      await esbuild.build(lib.besideBundleOptions(beside, besideDir, 'node20'));
+      const bytes = (await stat(join(besideDir, beside.file))).size;
+      if (beside.file === MAPPING_ISOLATE_FILE) isolateBytes = bytes;
+      else lazyBytes += bytes;
     }
-    const beside = ` (+ ${(lazyBytes / 1024).toFixed(0)} KB beside it, loaded on first use: ${LAZY_MODULES.join(', ')})`;
+    const isolateScript = join(besideDir, MAPPING_ISOLATE_FILE);
+    const beside =
+      ` (+ ${(lazyBytes / 1024).toFixed(0)} KB beside it, loaded on first use: ${lib.LAZY_MODULES.join(', ')};` +
+      ` + ${(isolateBytes / 1024).toFixed(0)} KB, the mapping isolate's threads)`;
 
     const rows: ResultRow[] = [];
     for (const name of options.functions ?? FUNCTIONS) {
@@ -250,7 +275,7 @@ export async function runColdStart(options: ColdStartOptions): Promise<ResultRow
               ratio: bytes / INGEST_BUNDLE_TARGET_BYTES,
             }
           : {}),
-        data: { bytes, lazyBytes, emptyBytes, topPackages: top, settings: settings.source },
+        data: { bytes, lazyBytes, isolateBytes, emptyBytes, topPackages: top, settings: settings.source },
       });
 
       const env = lambdaEnv(configPath, name, settings.nodeOptions);
@@ -285,6 +310,26 @@ export async function runColdStart(options: ColdStartOptions): Promise<ResultRow
           isIngest ? (ratio) => ratio <= 2.5 : undefined,
         ),
       );
+      if (name === 'worker') {
+        // The mapping isolate's threads start on a container's first mapping: loading their own bundle
+        // against loading the whole worker bundle, as they did before it was built beside it.
+        const started = await compare({
+          rounds: options.rounds,
+          subject: () => isolateStartOnce(isolateScript, env),
+          baseline: () => isolateStartOnce(outfile, env),
+        });
+        rows.push(
+          comparisonRow(
+            {
+              benchmark: 'cold-start',
+              case: 'worker mapping isolate start',
+              metric: `one isolate thread in a fresh process, new Worker → ready: its own ${(isolateBytes / 1024).toFixed(0)} KB bundle vs the whole worker bundle`,
+              unit: 'ms',
+            },
+            started,
+          ),
+        );
+      }
     }
     return rows;
   } finally {

@@ -1,7 +1,8 @@
 /**
  * `npm run build`: bundles each Lambda function exactly as the CDK construct does (same esbuild options, the
- * validated configuration beside it) into dist/bundles/<function>/, and prints each bundle's size. What `cdk deploy`
- * uploads, without CDK; the benchmarks and anyone inspecting a bundle use it.
+ * validated configuration and the construct's other files beside it) into dist/bundles/<function>/, and
+ * prints each bundle's size. What `cdk deploy` uploads, without CDK; the benchmarks and anyone inspecting a
+ * bundle use it.
  */
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -10,6 +11,8 @@ import { readLocalSettings } from '../functions/commons/env';
 import { loadConfigFile } from '../functions/config/load';
 import {
   BUNDLED_CONFIG_FILE,
+  besideBundleOptions,
+  besideBundles,
   docrelayBundling,
   esbuildBuildOptions,
   FUNCTION_NAMES,
@@ -29,9 +32,11 @@ async function main(): Promise<void> {
     const outfile = join(dir, 'index.js');
     await build(esbuildBuildOptions(bundling, functionEntry(name), outfile));
     await writeFile(join(dir, BUNDLED_CONFIG_FILE), `${JSON.stringify(config.config)}\n`);
+    // What the construct builds beside the bundle after it (lazily loaded packages, the mapping isolate).
+    for (const beside of besideBundles()) await build(besideBundleOptions(beside, dir));
     const { size } = await stat(outfile);
     process.stdout.write(
-      `${relative(PROJECT_ROOT, outfile).padEnd(32)} ${(size / 1024).toFixed(1).padStart(8)} KiB\n`,
+      `${relative(PROJECT_ROOT, outfile).padEnd(36)} ${(size / 1024).toFixed(1).padStart(8)} KiB\n`,
     );
   }
 }

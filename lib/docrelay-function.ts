@@ -19,7 +19,7 @@ import {
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
-import { LAMBDA_ENV } from '../functions/config/lambda-env';
+import { LAMBDA_ENV, MAPPING_ISOLATE_FILE } from '../functions/config/lambda-env';
 
 /**
  * The first directory at or above `start` holding one of `names`, with the name found there; undefined at the
@@ -116,22 +116,52 @@ export function bundleAliases(options: BundleOptions = {}): Record<string, strin
  */
 export const LAZY_MODULES = ['fast-xml-parser'] as const;
 
-/** The commands that build each of LAZY_MODULES into `outputDir`, with the project's own esbuild. */
-export function lazyModuleCommands(outputDir: string): string[] {
+/** A file built beside a function's bundle, after it: its entry point and its path in the asset. */
+export interface BesideBundle {
+  readonly entry: string;
+  readonly file: string;
+}
+
+/**
+ * What every function's asset holds beside its bundle: LAZY_MODULES, and the mapping isolate's own bundle
+ * (`MAPPING_ISOLATE_FILE`), which the isolate's threads load instead of the whole function bundle
+ * (functions/mapping/isolate.ts).
+ */
+export function besideBundles(): BesideBundle[] {
   const from = { paths: [PROJECT_ROOT] };
-  const esbuild = require.resolve('esbuild', from);
-  return LAZY_MODULES.map((name) => {
-    const options = {
-      entryPoints: [require.resolve(name, from)],
-      outfile: join(outputDir, 'node_modules', name, 'index.js'),
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: BUNDLE_TARGET,
-      minify: true,
-      logLevel: 'warning',
-    };
-    const script = `require(${JSON.stringify(esbuild)}).buildSync(${JSON.stringify(options)})`;
+  return [
+    ...LAZY_MODULES.map((name) => ({
+      entry: require.resolve(name, from),
+      file: join('node_modules', name, 'index.js'),
+    })),
+    { entry: join(PROJECT_ROOT, 'functions', 'mapping', 'isolate.ts'), file: MAPPING_ISOLATE_FILE },
+  ];
+}
+
+/** The esbuild options of one file beside the bundle in `outputDir` (minified CommonJS, as the bundle). */
+export function besideBundleOptions(
+  beside: BesideBundle,
+  outputDir: string,
+  target: string = BUNDLE_TARGET,
+): BuildOptions {
+  return {
+    entryPoints: [beside.entry],
+    outfile: join(outputDir, beside.file),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target,
+    minify: true,
+    mainFields: ['module', 'main'],
+    logLevel: 'warning',
+  };
+}
+
+/** The commands that build every file of `besideBundles()` into `outputDir`, with the project's own esbuild. */
+export function besideBundleCommands(outputDir: string): string[] {
+  const esbuild = require.resolve('esbuild', { paths: [PROJECT_ROOT] });
+  return besideBundles().map((beside) => {
+    const script = `require(${JSON.stringify(esbuild)}).buildSync(${JSON.stringify(besideBundleOptions(beside, outputDir))})`;
     return `${shellQuote(process.execPath)} -e ${shellQuote(script)}`;
   });
 }
@@ -192,7 +222,7 @@ export function docrelayBundling(configFile: string, options: BundleOptions = {}
       beforeInstall: () => [],
       afterBundling: (_inputDir: string, outputDir: string) => [
         `cp ${shellQuote(configFile)} ${shellQuote(join(outputDir, BUNDLED_CONFIG_FILE))}`,
-        ...lazyModuleCommands(outputDir),
+        ...besideBundleCommands(outputDir),
       ],
     },
   };

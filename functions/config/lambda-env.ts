@@ -1,6 +1,7 @@
 /**
- * The environment variables docrelay's Lambda functions read: the contract between the CDK construct that
- * sets them (lib/) and the runtime that reads them (functions/commons/env.ts). Constants only.
+ * The environment variables docrelay's Lambda functions read, and the files the construct builds beside each
+ * bundle: the contract between the CDK construct that sets them (lib/) and the runtime that reads them
+ * (functions/commons/env.ts, functions/mapping/isolate.ts). Constants only.
  */
 /** The Lambda environment variables docrelay's functions read. */
 export const LAMBDA_ENV = {
@@ -19,3 +20,9 @@ export const LAMBDA_ENV = {
   metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
   serviceName: 'POWERTOOLS_SERVICE_NAME',
 } as const;
+
+/**
+ * The mapping isolate's own bundle, built beside every function's `index.js` (lib/docrelay-function.ts). Its
+ * threads load this ~90 KB file instead of the whole function bundle (functions/mapping/isolate.ts).
+ */
+export const MAPPING_ISOLATE_FILE = 'mapping-isolate.js';

@@ -31,6 +31,19 @@ describe('the benchmarks, smoke-sized', () => {
     expect(rows[1]?.target).toBe('≤ 2.5x');
   }, 180_000);
 
+  it('cold start of the worker also times its mapping isolate thread, own bundle against the whole one', async () => {
+    const rows = await runColdStart({ rounds: 1, functions: ['worker'] });
+    expect(rows.map((row) => row.case)).toEqual([
+      'worker bundle',
+      'worker load',
+      'worker mapping isolate start',
+    ]);
+    expect(rows[0]?.subject).toContain("the mapping isolate's threads");
+    const data = rows[2]?.data as { subject: { median: number }; baseline: { median: number } };
+    expect(data.subject.median).toBeGreaterThan(0);
+    expect(data.baseline.median).toBeGreaterThan(0);
+  }, 180_000);
+
   it('end to end reports webhooks/s and latencies per configuration', async () => {
     const { rows, runs } = await runEndToEnd({ webhooks: 1, concurrencies: [1], latenciesMs: [0] });
     expect(rows).toHaveLength(1);

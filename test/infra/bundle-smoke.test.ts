@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Context } from 'aws-lambda';
 import { build } from 'esbuild';
-import { LAMBDA_ENV } from '../../functions/config/lambda-env';
+import { LAMBDA_ENV, MAPPING_ISOLATE_FILE } from '../../functions/config/lambda-env';
 import { loadConfigFileSync } from '../../functions/config/load';
 import type { SecretSource } from '../../functions/ports/secret-source';
 import {
@@ -327,6 +327,53 @@ describe('bundled Lambda artifacts', () => {
       const { XMLParser } = await import('fast-xml-parser');
       expect(JSON.parse(stdout)).toEqual(new XMLParser({ ignoreAttributes: false }).parse(xmlText));
       expect(existsSync(join(dir, 'node_modules', 'fast-xml-parser', 'index.js'))).toBe(true);
+    },
+  );
+
+  test.each(FUNCTION_NAMES)(
+    '%s ships the mapping isolate beside its bundle: a thread of it evaluates as the sources do, bounds included',
+    async (name) => {
+      const dir = dirs.get(name)!;
+      const expressions = [
+        { source: '$sum(items.(qty * price))', path: 'data.Total', limits: {} },
+        { source: '$uppercase(customer.name) & " #" & $string($n)', path: 'data.Title', limits: {} },
+        { source: '$count([1..100000000])', path: 'data.Huge', limits: { maxSequence: 1000 } },
+      ];
+      const body = {
+        items: [
+          { qty: 2, price: 3.5 },
+          { qty: 1, price: 10 },
+        ],
+        customer: { name: 'Ada' },
+      };
+      const bindings = { n: 7 };
+      // As functions/mapping/isolate.ts starts it: the file beside the bundle, the marker in workerData.
+      const script = `const { Worker } = require('node:worker_threads');
+        const worker = new Worker(${JSON.stringify(join(dir, MAPPING_ISOLATE_FILE))},
+          { workerData: { docrelayMappingIsolate: true } });
+        const request = JSON.parse(process.argv[1]);
+        worker.on('message', (reply) => {
+          if (reply.ready) worker.postMessage(request);
+          else { process.stdout.write(JSON.stringify(reply)); void worker.terminate(); }
+        });`;
+      const request = { id: 1, expressions, body, bindings };
+      const { stdout } = await run(process.execPath, ['-e', script, JSON.stringify(request)], { cwd: dir });
+      const { compileExpression } = await import('../../functions/config/expressions');
+      const { evaluateAll } = await import('../../functions/mapping/evaluate');
+      const inProcess = await evaluateAll(
+        expressions.map((e) => compileExpression(e.source, e.path, e.limits)),
+        { body, bindings },
+      );
+      const reply = JSON.parse(stdout) as { id: number; outcomes: unknown[] };
+      expect(reply).toEqual({ id: 1, outcomes: JSON.parse(JSON.stringify(inProcess)) });
+      expect(reply.outcomes).toEqual([
+        { ok: true, value: 17 },
+        { ok: true, value: 'ADA #7' },
+        expect.objectContaining({ ok: false }),
+      ]);
+      // Its own entry: jsonata and the evaluation, none of the function's handler, SDK or configuration.
+      const code = readFileSync(join(dir, MAPPING_ISOLATE_FILE), 'utf8');
+      expect(code).not.toMatch(/DynamoDB|SQSClient|powertools/i);
     },
   );
 

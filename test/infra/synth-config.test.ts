@@ -7,7 +7,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { ConfigError } from '../../functions/config/errors';
 import { parseConfig } from '../../functions/config/load';
 import { addDocRelayStack } from '../../lib/docrelay-app';
-import { BUNDLED_CONFIG_FILE, docrelayBundling, lazyModuleCommands } from '../../lib/docrelay-function';
+import { BUNDLED_CONFIG_FILE, besideBundleCommands, docrelayBundling } from '../../lib/docrelay-function';
 import { FIXTURE_CONFIG, fixtureConfig, ROOT, synthStack, testApp } from './support';
 
 const run = promisify(execFile);
@@ -80,7 +80,9 @@ describe('the configuration at synth', () => {
     const hooks = docrelayBundling(relay.configFile).commandHooks!;
     const commands = hooks.afterBundling('/in', '/asset out');
     expect(commands[0]).toBe(`cp '${relay.configFile}' '/asset out/${BUNDLED_CONFIG_FILE}'`);
-    // Then the modules loaded on some requests only, built beside the bundle (test/infra/bundle-smoke.test.ts).
-    expect(commands.slice(1)).toEqual(lazyModuleCommands('/asset out'));
+    // Then the files built beside the bundle: the modules loaded on some requests only, and the mapping
+    // isolate's own bundle (test/infra/bundle-smoke.test.ts loads both).
+    expect(commands.slice(1)).toEqual(besideBundleCommands('/asset out'));
+    expect(commands).toHaveLength(3);
   });
 });

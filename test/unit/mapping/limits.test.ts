@@ -1,10 +1,15 @@
 import { compileExpression, deferExpression } from '../../../functions/config/expressions';
+import { MAPPING_ISOLATE_FILE } from '../../../functions/config/lambda-env';
 import { parseConfig } from '../../../functions/config/load';
 import type { Template } from '../../../functions/docgen/types';
 import { MAX_COLLECTION_ITEMS } from '../../../functions/mapping/builtins';
 import { MappingError } from '../../../functions/mapping/errors';
 import { evaluateAll, prepareInput } from '../../../functions/mapping/evaluate';
-import { createMappingIsolate, type MappingIsolate } from '../../../functions/mapping/isolate';
+import {
+  bundledThreadScript,
+  createMappingIsolate,
+  type MappingIsolate,
+} from '../../../functions/mapping/isolate';
 import { mapRule } from '../../../functions/mapping/mapper';
 
 const template: Template = {
@@ -216,5 +221,19 @@ describe('the isolate', () => {
       names.map((name) => mapRule(normal, input({ name, items: [] }), template, { isolate })),
     );
     expect(documents.map((d) => d.data.T)).toEqual(names);
+  });
+});
+
+describe('the script an isolate thread runs', () => {
+  it('is the isolate bundle beside a bundled module, the bundle itself without one, nothing from sources', () => {
+    const asked: string[] = [];
+    const exists = (answer: boolean) => (path: string) => {
+      asked.push(path);
+      return answer;
+    };
+    expect(bundledThreadScript('/var/task/index.js', exists(true))).toBe(`/var/task/${MAPPING_ISOLATE_FILE}`);
+    expect(bundledThreadScript('/var/task/index.js', exists(false))).toBe('/var/task/index.js');
+    expect(bundledThreadScript('/repo/functions/mapping/isolate.ts', exists(true))).toBeUndefined();
+    expect(asked).toEqual([`/var/task/${MAPPING_ISOLATE_FILE}`, `/var/task/${MAPPING_ISOLATE_FILE}`]);
   });
 });
