@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
+import { MAPPING_ISOLATE_FILE } from '../../functions/config/lambda-env';
 import { FUNCTION_NAMES } from '../../lib/docrelay-function';
 import { offlineAppLock, type PackedManifest } from './offline-lock';
 import { FIXTURE_CONFIG, ROOT } from './support';
@@ -197,6 +198,11 @@ describe('the packed construct in a fresh CDK app', () => {
     // ingest, worker, jobs-api, reconciler and event-ingest (the fixture has an EventBridge integration).
     expect(bundles).toHaveLength(FUNCTION_NAMES.length);
     for (const bundle of bundles) expect(existsSync(join(outdir, bundle, 'docrelay.config.json'))).toBe(true);
+    // And what the construct builds beside each bundle: the XML parser, and the mapping isolate's own bundle.
+    for (const bundle of bundles) {
+      expect(existsSync(join(outdir, bundle, 'node_modules', 'fast-xml-parser', 'index.js'))).toBe(true);
+      expect(existsSync(join(outdir, bundle, MAPPING_ISOLATE_FILE))).toBe(true);
+    }
   });
 
   test('the two deployments share no secret name, API name or metric identity', () => {
