@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import type { BuildOptions, Metafile } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import { LAMBDA_ENV } from '../functions/config/lambda-env';
+import { ISOLATE_MARKER } from '../functions/mapping/isolate';
 import { lastJsonLine, runNodeChild } from './child';
 import { compare } from './harness';
 import { comparisonRow, type ResultRow } from './results';
@@ -172,12 +173,12 @@ function loadOnce(bundle: string, env: NodeJS.ProcessEnv): Promise<LoadSample> {
 }
 
 // Starts one mapping isolate thread on a script, as functions/mapping/isolate.ts does, and prints the time
-// from \`new Worker\` to its ready message.
+// from `new Worker` to its ready message.
 const ISOLATE_STARTER = `
 const { Worker } = require('node:worker_threads');
 const start = performance.now();
 const worker = new Worker(process.argv[1], {
-  workerData: { docrelayMappingIsolate: true },
+  workerData: { ${JSON.stringify(ISOLATE_MARKER)}: true },
   resourceLimits: { maxOldGenerationSizeMb: 256 },
 });
 worker.on('message', (reply) => {

@@ -21,7 +21,8 @@ import { MAPPING_ISOLATE_FILE } from '../config/lambda-env';
 import type { MappingProblem } from './errors';
 import { type EvaluationOutcome, evaluateAll, type PreparedInput, toJsonValue } from './evaluate';
 
-const MARKER = 'docrelayMappingIsolate';
+/** The `workerData` key that makes a thread loading this module (or a bundle holding it) answer requests. */
+export const ISOLATE_MARKER = 'docrelayMappingIsolate';
 
 /** Options of an isolate pool; every default suits the worker Lambda. */
 export interface IsolateOptions {
@@ -203,12 +204,13 @@ export function bundledThreadScript(
   return exists(beside) ? beside : moduleFile;
 }
 
-let threadScript: string | undefined | null = null;
+// Looked up on the first thread's start: a function that never maps never touches the file system for it.
+let bundled: { readonly script: string | undefined } | undefined;
 
 function startThread(resourceLimits: ResourceLimits): Worker {
-  const data = { [MARKER]: true };
-  if (threadScript === null) threadScript = bundledThreadScript(__filename);
-  if (threadScript !== undefined) return new Worker(threadScript, { workerData: data, resourceLimits });
+  const data = { [ISOLATE_MARKER]: true };
+  bundled ??= { script: bundledThreadScript(__filename) };
+  if (bundled.script !== undefined) return new Worker(bundled.script, { workerData: data, resourceLimits });
   // Resolved here, not in the thread: an eval'd thread resolves from the working directory.
   const tsx = createRequire(__filename).resolve('tsx/cjs');
   const source = `require(${JSON.stringify(tsx)}); require(${JSON.stringify(__filename)});`;
@@ -240,7 +242,7 @@ function serve(): void {
   port.postMessage({ ready: true } satisfies Reply);
 }
 
-if (!isMainThread && (workerData as Record<string, unknown> | null)?.[MARKER] === true) serve();
+if (!isMainThread && (workerData as Record<string, unknown> | null)?.[ISOLATE_MARKER] === true) serve();
 
 let shared: MappingIsolate | undefined;
 

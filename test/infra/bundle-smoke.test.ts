@@ -13,6 +13,7 @@ import type { Context } from 'aws-lambda';
 import { build } from 'esbuild';
 import { LAMBDA_ENV, MAPPING_ISOLATE_FILE } from '../../functions/config/lambda-env';
 import { loadConfigFileSync } from '../../functions/config/load';
+import { ISOLATE_MARKER } from '../../functions/mapping/isolate';
 import type { SecretSource } from '../../functions/ports/secret-source';
 import {
   BUNDLED_CONFIG_FILE,
@@ -350,7 +351,7 @@ describe('bundled Lambda artifacts', () => {
       // As functions/mapping/isolate.ts starts it: the file beside the bundle, the marker in workerData.
       const script = `const { Worker } = require('node:worker_threads');
         const worker = new Worker(${JSON.stringify(join(dir, MAPPING_ISOLATE_FILE))},
-          { workerData: { docrelayMappingIsolate: true } });
+          { workerData: { ${JSON.stringify(ISOLATE_MARKER)}: true } });
         const request = JSON.parse(process.argv[1]);
         worker.on('message', (reply) => {
           if (reply.ready) worker.postMessage(request);
