@@ -95,20 +95,13 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     const s3Address = (await s3Server.run()) as AddressInfo;
     stops.push(() => s3Server.close());
 
-    // fauxqs is an ES module; a dynamic import keeps this CommonJS module loadable.
-    const { startFauxqs } = await import('fauxqs');
-    const fauxqs = await startFauxqs({
-      port: 0,
-      logger: false,
-      host: '127.0.0.1',
-      defaultRegion: LOCAL_REGION,
-    });
-    stops.push(() => fauxqs.stop());
+    const sqsEmulator = await startSqsEmulator();
+    stops.push(() => sqsEmulator.stop());
 
     const endpoints = {
       dynamodb: `http://127.0.0.1:${dynamoPort}`,
       s3: `http://127.0.0.1:${s3Address.port}`,
-      sqs: `http://127.0.0.1:${fauxqs.port}`,
+      sqs: sqsEmulator.endpoint,
     };
     const clientBase = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
 
@@ -162,6 +155,30 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     await stopAll();
     throw error;
   }
+}
+
+/** A running SQS emulator (fauxqs, messages in memory). */
+export interface SqsEmulator {
+  /** Its endpoint on loopback. */
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts fauxqs on a free port of 127.0.0.1. Its app is listened on here, not through its `startFauxqs`,
+ * which binds every interface whatever host it is given: the queue would be open to the network.
+ */
+export async function startSqsEmulator(): Promise<SqsEmulator> {
+  // fauxqs is an ES module; a dynamic import keeps this CommonJS module loadable.
+  const { buildApp } = await import('fauxqs');
+  const app = buildApp({ logger: false, host: '127.0.0.1', defaultRegion: LOCAL_REGION });
+  const address: string = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    endpoint: `http://127.0.0.1:${new URL(address).port}`,
+    stop: async () => {
+      await app.close();
+    },
+  };
 }
 
 /**

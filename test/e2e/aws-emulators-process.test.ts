@@ -13,7 +13,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/stack/aws-emulators
 import { startAwsEmulatorsProcess } from '../../local/stack/aws-emulators-process';
 import { processAlive } from '../../local/state-files';
 import { startDevProcess } from './helpers/dev-process';
-import { childrenOf, commandLineOf } from './helpers/processes';
+import { childrenOf, commandLineOf, listeningAddresses } from './helpers/processes';
 import { waitUntil } from './helpers/wait';
 
 jest.setTimeout(60_000);
@@ -66,6 +66,25 @@ it('answers on loopback, keeps its data across a restart, and ends when stopped'
 });
 
 const linuxOnly = process.platform === 'linux' ? it : it.skip;
+
+linuxOnly('listens on loopback only: the API, the service emulator and the three AWS emulators', async () => {
+  const dev = await startDevProcess(dataDir);
+  try {
+    const pid = dev.child.pid as number;
+    const addresses = [pid, ...childrenOf(pid)].flatMap(listeningAddresses);
+    const { aws, docgen } = dev.endpoints;
+    const ports = [dev.url, aws?.dynamodb, aws?.s3, aws?.sqs, docgen?.baseUrl].map(
+      (url) => new URL(String(url)).port,
+    );
+    expect(new Set(ports).size).toBe(5);
+    expect(addresses.map((address) => address.slice(address.lastIndexOf(':') + 1))).toEqual(
+      expect.arrayContaining(ports),
+    );
+    for (const address of addresses) expect(address).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/);
+  } finally {
+    await dev.stop('SIGINT');
+  }
+});
 
 linuxOnly(
   'ends by itself, as the workers do, when `docrelay dev` is killed, so a new stack can use the data directory',

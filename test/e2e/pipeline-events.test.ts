@@ -9,7 +9,7 @@ import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/clie
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import { readApiRequest } from '../../functions/http/api-event';
 import { startApiServer } from '../../local/stack/api-server';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/stack/aws-emulators';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startSqsEmulator } from '../../local/stack/aws-emulators';
 import { startPoller } from '../../local/stack/poller';
 import { waitUntil } from './helpers/wait';
 
@@ -66,17 +66,11 @@ it('turns HTTP requests into API Gateway v2 events that pass the schema and keep
 });
 
 it('turns received queue messages into SQS events that pass the schema, with receive counts', async () => {
-  const { startFauxqs } = await import('fauxqs');
-  const fauxqs = await startFauxqs({
-    port: 0,
-    logger: false,
-    host: '127.0.0.1',
-    defaultRegion: LOCAL_REGION,
-  });
+  const fauxqs = await startSqsEmulator();
   const sqs = new SQSClient({
     region: LOCAL_REGION,
     credentials: LOCAL_CREDENTIALS,
-    endpoint: `http://127.0.0.1:${fauxqs.port}`,
+    endpoint: fauxqs.endpoint,
   });
   const events: SQSEvent[] = [];
   try {
