@@ -305,8 +305,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     );
     stops.push(() => api.close());
 
-    // Stopped first (after the reconciler): batches in flight finish while the API and the emulators run.
-    stops.push(() => workers.stopWorkers());
+    // Stopped first (after the reconciler): batches in flight finish while the API and the emulators run. The
+    // queue goes with the stack, so the receives waiting in their long poll end at once.
+    stops.push(() => workers.stopWorkers({ abortReceives: true }));
 
     const reconcileNow = (before?: number) => reconcile({ ...reconcilerDeps, log: reconcilerLog }, before);
     // The queue emulator keeps messages in memory only: at start-up every open job needs its message again,

@@ -5,6 +5,7 @@
  * queue emulator's own, as on AWS.
  */
 import {
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
@@ -36,10 +37,24 @@ export interface PollerOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+/** How a poller stops. */
+export interface PollerStopOptions {
+  /**
+   * Ends the receives waiting in their long poll at once instead of waiting them out (up to 1 s). Only for a
+   * queue that goes away too (the stack stopping): the queue emulator does not notice that a receive's client
+   * left, so a message arriving within that second is handed to nobody and stays invisible for its
+   * visibility timeout. @default false
+   */
+  readonly abortReceives?: boolean;
+}
+
 /** A running poller. */
 export interface Poller {
-  /** Stops receiving and waits for the batches in flight. */
-  stop(): Promise<void>;
+  /**
+   * Stops receiving and waits for the batches in flight. A receive that brings messages once stopping has begun
+   * gives them back to the queue at once (visibility 0), for the next poller.
+   */
+  stop(options?: PollerStopOptions): Promise<void>;
   /** Batches handed to the worker so far. */
   readonly batches: () => number;
 }
@@ -76,7 +91,7 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
 export function startPoller(options: PollerOptions): Poller {
   let running = true;
   let batches = 0;
-  // Stopping ends the receives waiting on an empty queue at once instead of after their long poll.
+  // Ends the receives waiting on an empty queue at once, when the queue goes too (PollerStopOptions).
   const stopping = new AbortController();
   const lanes: Promise<void>[] = [];
   // Deletes run beside the lane's next receive (as Lambda's event source deletes apart from its polling);
@@ -96,6 +111,23 @@ export function startPoller(options: PollerOptions): Poller {
       )
       .finally(() => deletes.delete(deleting));
     deletes.add(deleting);
+  };
+  const giveBack = async (messages: readonly Message[]): Promise<void> => {
+    try {
+      await options.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: messages.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle ?? '',
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+    } catch (error) {
+      // They come back after their visibility timeout instead.
+      options.onError?.(error);
+    }
   };
   const lane = async (index: number): Promise<void> => {
     const handler = options.handlerForLane(index);
@@ -120,6 +152,10 @@ export function startPoller(options: PollerOptions): Poller {
         continue;
       }
       if (messages.length === 0) continue;
+      if (!running) {
+        await giveBack(messages);
+        return;
+      }
       batches += 1;
       const event: SQSEvent = {
         Records: messages.map((m) => toSqsRecord(m, options.queueArn, options.region)),
@@ -139,9 +175,9 @@ export function startPoller(options: PollerOptions): Poller {
   };
   for (let i = 0; i < options.concurrency; i += 1) lanes.push(lane(i));
   return {
-    stop: async () => {
+    stop: async ({ abortReceives = false } = {}) => {
       running = false;
-      stopping.abort();
+      if (abortReceives) stopping.abort();
       await Promise.all(lanes);
       await Promise.all([...deletes]);
     },

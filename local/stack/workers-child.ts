@@ -55,7 +55,7 @@ serveParent({
       );
     };
     if (request.type === 'start-workers') side.startWorkers();
-    else if (request.type === 'stop-workers') answer(request.id, side.stopWorkers());
+    else if (request.type === 'stop-workers') answer(request.id, side.stopWorkers(request.options));
     else if (request.type === 'use-config') {
       // The config the parent validated: compiled here as a Lambda compiles its bundled one (expressions on
       // first use), so an edit between the parent's read and a read here cannot split the two processes.

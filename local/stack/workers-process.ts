@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { LoadedConfig } from '../../functions/config/compile';
 import type { DocrelayConfig } from '../../functions/config/schema';
 import { forkChild } from './child-process';
+import type { PollerStopOptions } from './poller';
 import type { WorkerSettings } from './workers';
 
 /** What the workers' child reports when ready. */
@@ -21,7 +22,7 @@ export type ConfigData = { readonly config: DocrelayConfig; readonly source: str
 /** What the parent asks of the workers' child beyond `stop`. A request with an id is answered `done`. */
 export type WorkersRequest =
   | { readonly type: 'start-workers' }
-  | { readonly type: 'stop-workers'; readonly id: number }
+  | { readonly type: 'stop-workers'; readonly id: number; readonly options?: PollerStopOptions }
   | { readonly type: 'use-config'; readonly id: number; readonly config: ConfigData };
 
 /** What the workers' child tells beyond ready, failed and stopped. */
@@ -57,7 +58,7 @@ export interface WorkersProcess {
   /** Starts the child's poller (a no-op when it runs). */
   startWorkers(): void;
   /** Stops the child's poller; resolves once its batches in flight are done. */
-  stopWorkers(): Promise<void>;
+  stopWorkers(options?: PollerStopOptions): Promise<void>;
   /** Hands the child a configuration this process validated; resolves once its handlers are rebuilt. */
   useConfig(config: LoadedConfig): Promise<void>;
   /** Stops the child (its poller, then its emulator); resolves once it has exited. */
@@ -123,7 +124,11 @@ export async function startWorkersProcess(options: WorkersProcessOptions): Promi
     docgenUrl: running.ready.docgenUrl,
     startWorkers: () => send({ type: 'start-workers' }),
     // A child that is gone has no batches in flight.
-    stopWorkers: () => ask((id) => ({ type: 'stop-workers', id }), 'resolve'),
+    stopWorkers: (stopOptions) =>
+      ask(
+        (id) => ({ type: 'stop-workers', id, ...(stopOptions ? { options: stopOptions } : {}) }),
+        'resolve',
+      ),
     useConfig: (config) =>
       ask(
         (id) => ({ type: 'use-config', id, config: { config: config.config, source: config.source } }),

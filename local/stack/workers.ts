@@ -18,7 +18,7 @@ import type { EventPublisher } from '../../functions/ports/event-publisher';
 import { buildWorkerDeps } from '../../functions/wiring/worker';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator/server';
 import type { AwsEmulators } from './aws-emulators';
-import { type Poller, startPoller } from './poller';
+import { type Poller, type PollerStopOptions, startPoller } from './poller';
 
 /** Name of the secret that seals payloads and links at rest (created with a random value locally). */
 export const LOCAL_SEALING_SECRET = 'docrelay/sealing-key';
@@ -58,8 +58,8 @@ export interface WorkerSide {
   readonly emulator?: EmulatorHandle;
   /** Starts the poller (a no-op when it runs). */
   startWorkers(): void;
-  /** Stops the poller, waiting for the batches in flight. */
-  stopWorkers(): Promise<void>;
+  /** Stops the poller, waiting for the batches in flight (PollerStopOptions). */
+  stopWorkers(options?: PollerStopOptions): Promise<void>;
   /** Rebuilds the worker handlers with a configuration: each lane runs it from its next batch. */
   useConfig(config: LoadedConfig): void;
   /** Stops the poller, then the emulator. */
@@ -129,10 +129,10 @@ export async function startWorkerSide(options: WorkerSideOptions): Promise<Worke
         )
       ).Attributes?.QueueArn ?? 'arn:aws:sqs:us-east-1:000000000000:docrelay-jobs';
     let poller: Poller | undefined;
-    const stopWorkers = async (): Promise<void> => {
+    const stopWorkers = async (stopOptions?: PollerStopOptions): Promise<void> => {
       const current = poller;
       poller = undefined;
-      await current?.stop();
+      await current?.stop(stopOptions);
     };
     return {
       docgenUrl,
@@ -171,7 +171,8 @@ export async function startWorkerSide(options: WorkerSideOptions): Promise<Worke
         workerDeps = handlersFor(config);
       },
       stop: async () => {
-        await stopWorkers();
+        // The queue stops with the stack.
+        await stopWorkers({ abortReceives: true });
         await stopEmulator();
       },
     };

@@ -2,7 +2,7 @@
  * The local stack with its workers and service emulator in a child process (`workers: 'child'`, what
  * `docrelay dev` runs): a signed webhook is stored end to end and its console line reaches this process;
  * the child runs at a lower priority; stopping the workers waits for the child's batch in flight and leaves
- * new jobs queued until they start again; a config reload reaches the child's handlers; a child that cannot
+ * new jobs queued, their messages visible, until they start again; a config reload reaches the child's handlers; a child that cannot
  * start fails the start with its message and leaves nothing running. (That the child ends when its parent
  * is killed: aws-emulators-process.test.ts.)
  */
@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { JobView } from '../../functions/core/job-view';
 import { childrenOf, commandLineOf } from './helpers/processes';
 import { startTestStack, type TestStack } from './helpers/stack';
@@ -78,6 +78,16 @@ async function storedText(view: JobView): Promise<string> {
 
 const linuxOnly = process.platform === 'linux' ? it : it.skip;
 
+/** The job message waiting in the queue now (no long poll), left visible. */
+async function receiveNow(): Promise<Message> {
+  const received = await t.sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: t.stack.aws.queueUrl, WaitTimeSeconds: 0, VisibilityTimeout: 0 }),
+  );
+  const message = received.Messages?.[0];
+  if (message === undefined) throw new Error('no job message is visible in the queue');
+  return message;
+}
+
 const jobStatus = async (jobId: string): Promise<string> => (await t.getJob(jobId)).body.status;
 
 it('runs the workers and the service emulator outside this process, and tells their lines here', async () => {
@@ -114,14 +124,9 @@ it('stops the workers after their batch in flight, keeps new jobs queued, and st
   expect(await jobStatus(inFlight)).toBe('stored');
   expect(t.lines).toContainEqual(expect.stringMatching(new RegExp(`^job ${inFlight} stored: `)));
   const waiting = await postNote('waiting');
-  // A receive the stop cut short may hold the message for its visibility timeout (3 s here); once that is
-  // over this test receives it, leaving it visible again: no lane took it, and the job is still queued.
-  const message = await waitUntil('the job message to wait in the queue', async () => {
-    const received = await t.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: t.stack.aws.queueUrl, WaitTimeSeconds: 1, VisibilityTimeout: 0 }),
-    );
-    return received.Messages?.[0];
-  });
+  // Nothing holds its message: the stop waited out the lanes' receives. (A receive cut short leaves the queue
+  // emulator waiting on its behalf: the next message would go to nobody, invisible for its timeout.)
+  const message = await receiveNow();
   expect(message.Body).toContain(waiting);
   expect(await jobStatus(waiting)).toBe('queued');
 
@@ -129,6 +134,20 @@ it('stops the workers after their batch in flight, keeps new jobs queued, and st
 
   const [view] = await t.waitForJobs([waiting]);
   expect(await storedText(view as JobView)).toContain('v1: waiting');
+});
+
+it('gives back to the queue, at once, a message that a lane receives while the workers stop', async () => {
+  const stopping = t.stack.stopWorkers();
+  const arriving = await postNote('while stopping');
+  await stopping;
+
+  const message = await receiveNow();
+  expect(message.Body).toContain(arriving);
+  expect(await jobStatus(arriving)).toBe('queued');
+
+  t.stack.startWorkers();
+  const [view] = await t.waitForJobs([arriving]);
+  expect(await storedText(view as JobView)).toContain('v1: while stopping');
 });
 
 it('hands a reloaded config to the workers: the next job follows its mapping', async () => {
