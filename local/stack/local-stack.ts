@@ -133,7 +133,8 @@ export interface LocalStack {
   startWorkers(): void;
   /**
    * Stops the worker poller, waiting for the batches in flight (simulates a worker going away); in child mode
-   * it resolves once the child's lanes have finished theirs.
+   * it resolves once the child's lanes have finished theirs. Receives waiting in their long poll are waited
+   * out (up to 1 s), and messages they bring go back to the queue at once: new jobs stay queued and visible.
    */
   stopWorkers(): Promise<void>;
   /**
