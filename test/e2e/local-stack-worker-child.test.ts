@@ -90,6 +90,20 @@ async function receiveNow(): Promise<Message> {
 
 const jobStatus = async (jobId: string): Promise<string> => (await t.getJob(jobId)).body.status;
 
+/**
+ * With the workers stopped: the job's message is visible in the queue now and the job queued; once the
+ * workers start again, the job is stored with its note's title.
+ */
+async function expectQueuedUntilWorkersStart(jobId: string, title: string): Promise<void> {
+  const message = await receiveNow();
+  expect(message.Body).toContain(jobId);
+  expect(await jobStatus(jobId)).toBe('queued');
+
+  t.stack.startWorkers();
+  const [view] = await t.waitForJobs([jobId]);
+  expect(await storedText(view as JobView)).toContain(`v1: ${title}`);
+}
+
 it('runs the workers and the service emulator outside this process, and tells their lines here', async () => {
   expect(t.stack.emulator).toBeUndefined();
   expect(t.stack.docgen).toBe('embedded');
@@ -126,14 +140,7 @@ it('stops the workers after their batch in flight, keeps new jobs queued, and st
   const waiting = await postNote('waiting');
   // Nothing holds its message: the stop waited out the lanes' receives. (A receive cut short leaves the queue
   // emulator waiting on its behalf: the next message would go to nobody, invisible for its timeout.)
-  const message = await receiveNow();
-  expect(message.Body).toContain(waiting);
-  expect(await jobStatus(waiting)).toBe('queued');
-
-  t.stack.startWorkers();
-
-  const [view] = await t.waitForJobs([waiting]);
-  expect(await storedText(view as JobView)).toContain('v1: waiting');
+  await expectQueuedUntilWorkersStart(waiting, 'waiting');
 });
 
 it('gives back to the queue, at once, a message that a lane receives while the workers stop', async () => {
@@ -141,13 +148,7 @@ it('gives back to the queue, at once, a message that a lane receives while the w
   const arriving = await postNote('while stopping');
   await stopping;
 
-  const message = await receiveNow();
-  expect(message.Body).toContain(arriving);
-  expect(await jobStatus(arriving)).toBe('queued');
-
-  t.stack.startWorkers();
-  const [view] = await t.waitForJobs([arriving]);
-  expect(await storedText(view as JobView)).toContain('v1: while stopping');
+  await expectQueuedUntilWorkersStart(arriving, 'while stopping');
 });
 
 it('hands a reloaded config to the workers: the next job follows its mapping', async () => {
