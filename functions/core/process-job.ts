@@ -215,7 +215,7 @@ async function runClaimedJob(
     let links = liveLinks(job, sealingSecret, now());
     if (links === undefined) {
       if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
-      if (job.status === 'created') job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
+      if (job.status === 'created') job = await dropDocument(deps, job);
       read ??= await deps.jobs.getDelivery(job.integration, job.deliveryId);
       if (read === undefined) throw new DeliveryMissingError(job.deliveryId);
       ({ job, links } = await generateDocument(deps, job, read, sealingSecret));
@@ -223,7 +223,7 @@ async function runClaimedJob(
     const copied = await copyFiles(deps, job, links);
     job = copied.job;
     if (copied.done) break;
-    job = await deps.jobs.updateJob(job, transitions.linksExpired(job));
+    job = await dropDocument(deps, job);
   }
   // Stored with its last file (storeFile), unless there was no file to copy.
   return job.status === 'stored' ? job : deps.jobs.updateJob(job, transitions.stored(job));
@@ -352,16 +352,9 @@ const toJobFile = (file: DocumentFile): JobFile => ({
   size: file.size,
 });
 
-/** Streams one file from its download link into the document store and checkpoints it. */
-async function storeFile(
-  deps: WorkerDeps,
-  job: JobRecord,
-  file: JobFile,
-  links: Readonly<Record<string, string>>,
-): Promise<JobRecord> {
-  const now = deps.now ?? Date.now;
-  const document = job.document as JobDocument;
-  const key = renderKey(deps.config.config.storage.keyPattern, {
+/** Where one file of a job's document is stored: `storage.keyPattern` rendered for it. */
+function fileKey(deps: WorkerDeps, job: JobRecord, document: JobDocument, file: JobFile): string {
+  return renderKey(deps.config.config.storage.keyPattern, {
     integration: job.integration,
     rule: job.rule,
     jobId: job.jobId,
@@ -373,6 +366,44 @@ async function storeFile(
     filename: file.filename,
     at: new Date(job.receivedAt),
   });
+}
+
+/**
+ * Drops a document whose links died, so that a new one is asked for. First its files' objects go: those it
+ * checkpointed, and those a copy may have written without living to checkpoint them (a worker killed between
+ * the PUT and the write). When the key pattern names the document or its files' names, the new document's
+ * files land under other keys, and these would stay in the bucket, belonging to no job. A key without an
+ * object is fine, and the removal is repeated if this worker dies before the job record says the document is
+ * gone. A removal that fails is told and does not stop the job: what it leaves is a stray copy, never a loss.
+ */
+async function dropDocument(deps: WorkerDeps, job: JobRecord): Promise<JobRecord> {
+  const document = job.document;
+  if (document !== undefined && job.files.length > 0) {
+    const keys = job.files.map((file) => file.key ?? fileKey(deps, job, document, file));
+    try {
+      await deps.store.remove(keys);
+    } catch (error) {
+      deps.log.warn('could not remove the files of a dropped document', {
+        jobId: job.jobId,
+        documentId: document.id,
+        keys,
+        ...logFields(describeFailure(error)),
+      });
+    }
+  }
+  return deps.jobs.updateJob(job, transitions.linksExpired(job));
+}
+
+/** Streams one file from its download link into the document store and checkpoints it. */
+async function storeFile(
+  deps: WorkerDeps,
+  job: JobRecord,
+  file: JobFile,
+  links: Readonly<Record<string, string>>,
+): Promise<JobRecord> {
+  const now = deps.now ?? Date.now;
+  const document = job.document as JobDocument;
+  const key = fileKey(deps, job, document, file);
   const download = await deps.docgen.download(links[file.fileId] as string);
   const result = await deps.store.put({
     key,

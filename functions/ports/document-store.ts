@@ -29,6 +29,8 @@ export interface DocumentStore {
   readonly bucket: string;
   /** Streams one file in; no object is completed when the bytes do not add up. */
   put(request: StoreFileRequest): Promise<StoredFile>;
+  /** Removes objects by key (the files of a dropped document); a key without an object is no error. */
+  remove(keys: readonly string[]): Promise<void>;
   /** A link to read a stored file for `expiresInSeconds`. */
   presign(bucket: string, key: string, expiresInSeconds: number): Promise<string>;
 }

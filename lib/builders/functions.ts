@@ -218,7 +218,8 @@ export interface WorkerOptions {
 
 /**
  * The SQS worker: the job state machine (read, conditional update), the copy to S3 (lib-storage: PutObject
- * covers the multipart calls; AbortMultipartUpload cleans up), dead letters, a fresh delayed message for a job
+ * covers the multipart calls; AbortMultipartUpload cleans up; DeleteObject removes the files of a document
+ * dropped because its links died, under its own keys only), dead letters, a fresh delayed message for a job
  * outlasting a service outage, retry deferral (ChangeMessageVisibility comes with the event source), events,
  * the service API key and the sealing secret.
  */
@@ -260,7 +261,7 @@ export function buildWorkerFunction(
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
   // GetObject covers the HeadObject that checks a stored object's size where S3 answers no checksum.
-  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload', 's3:GetObject'], [objects]);
+  allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload', 's3:GetObject', 's3:DeleteObject'], [objects]);
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn, wiring.deadLetterQueue.queueArn]);
   allow(fn, ['events:PutEvents'], [wiring.eventBusArn]);
   allow(

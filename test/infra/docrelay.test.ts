@@ -415,6 +415,7 @@ describe('DocRelay with its defaults', () => {
         'dynamodb:UpdateItem',
         'events:PutEvents',
         's3:AbortMultipartUpload',
+        's3:DeleteObject',
         's3:GetObject',
         's3:PutObject',
         'secretsmanager:GetSecretValue',

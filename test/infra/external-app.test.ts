@@ -71,7 +71,7 @@ describe('DocRelay in another CDK app', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           {
-            Action: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'],
+            Action: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'],
             Effect: 'Allow',
             Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [id(stack.bucket), 'Arn'] }, '/documents/*']] },
           },

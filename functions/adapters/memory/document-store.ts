@@ -51,6 +51,10 @@ export class InMemoryDocumentStore implements DocumentStore {
     };
   }
 
+  async remove(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.objects.delete(key);
+  }
+
   async presign(bucket: string, key: string, expiresInSeconds: number): Promise<string> {
     return `memory://${bucket}/${encodeURIComponent(key)}?expires=${expiresInSeconds}`;
   }

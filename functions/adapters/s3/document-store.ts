@@ -1,5 +1,9 @@
-/** The document store on S3: files streamed in by copy-file.ts, read back through presigned links. */
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+/**
+ * The document store on S3: files streamed in by copy-file.ts, read back through presigned links, removed one
+ * DeleteObject each (a dropped document has a file or a few; DeleteObjects would need a checksum that local S3
+ * emulators do not all take).
+ */
+import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { DocumentStore, StoredFile, StoreFileRequest } from '../../ports/document-store';
 import { copyToS3 } from './copy-file';
@@ -31,6 +35,10 @@ export class S3DocumentStore implements DocumentStore {
       ...(this.options.partSize === undefined ? {} : { partSize: this.options.partSize }),
     });
     return { bucket: this.bucket, key: request.key, size: result.size, sha256: result.sha256 };
+  }
+
+  async remove(keys: readonly string[]): Promise<void> {
+    for (const key of keys) await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
   presign(bucket: string, key: string, expiresInSeconds: number): Promise<string> {

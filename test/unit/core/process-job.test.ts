@@ -9,7 +9,7 @@ import {
   DocgenRateLimitedError,
   DocgenUnavailableError,
 } from '../../../functions/docgen/errors';
-import { memoryBench, signedWebhook } from './support';
+import { config, memoryBench, signedWebhook } from './support';
 
 /** Copy failures that outlast the retries within one attempt. */
 const COPY_FAILURES = MAX_COPY_RETRIES_PER_ATTEMPT + 1;
@@ -208,6 +208,46 @@ describe('processJob', () => {
     b.clock.advance(56 * 60_000);
     expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
     expect(b.service.created).toHaveLength(2);
+  });
+
+  it('removes the files a dropped document left in the bucket, checkpointed or not', async () => {
+    const b = memoryBench();
+    const storage = { ...config.config.storage, keyPattern: '{integration}/{jobId}/{documentId}/{filename}' };
+    const worker = { ...b.worker, config: { ...config, config: { ...config.config, storage } } };
+    const jobId = await oneJob(b);
+    // The file lands, then the write that records it fails (as for a worker killed between the two): the
+    // attempt is retried, and by then the links have died, so a new document is asked for.
+    const put = b.store.put.bind(b.store);
+    b.store.put = async (request) => {
+      const stored = await put(request);
+      b.jobs.failNext('updateJob', new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true }));
+      return stored;
+    };
+    expect((await processJob(worker, jobId, receipt())).kind).toBe('retry');
+    const first = [...b.store.objects.keys()];
+    expect(first).toHaveLength(1);
+    b.store.put = put;
+    b.clock.advance(56 * 60_000);
+    expect((await processJob(worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    const stored = await job(b, jobId);
+    expect(b.service.created).toHaveLength(2);
+    expect([...b.store.objects.keys()]).toEqual([stored.files[0]?.key]);
+    expect(stored.files[0]?.key).not.toBe(first[0]);
+  });
+
+  it('goes on when the files of a dropped document cannot be removed, and says so', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.store.remove = async () => {
+      throw new DocrelayError('STORAGE_WRITE_FAILED', 'S3 down', { retryable: true });
+    };
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }), COPY_FAILURES);
+    await processJob(b.worker, jobId, receipt());
+    b.clock.advance(56 * 60_000);
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(
+      b.log.lines.filter((l) => l.message === 'could not remove the files of a dropped document'),
+    ).toHaveLength(1);
   });
 
   it('gives up on an attempt whose links keep expiring (retryable)', async () => {

@@ -49,6 +49,7 @@ function fakeBucket(refuse: Partial<Record<string, Error>> = {}) {
     }
     // The stored-object check: the size S3 holds (this client sends no checksums, as the local stack's).
     if (name === 'HeadObject') return { ContentLength: objects.get(String(request.Key))?.length };
+    if (name === 'DeleteObject') objects.delete(String(request.Key));
     return {};
   });
   return { client, objects, sent, names: () => sent.map((s) => s.name) };
@@ -242,6 +243,18 @@ describe('S3DocumentStore', () => {
         metadata: {},
       }),
     ).rejects.toBeInstanceOf(DocrelayError);
+  });
+
+  it('removes objects by key from its own bucket, one DeleteObject each; a key without an object is fine', async () => {
+    const bucket = fakeBucket();
+    bucket.objects.set('a/1.txt', bytesOf(3));
+    bucket.objects.set('a/2.txt', bytesOf(3));
+    await new S3DocumentStore(bucket.client, 'documents').remove(['a/1.txt', 'a/missing.txt']);
+    expect([...bucket.objects.keys()]).toEqual(['a/2.txt']);
+    expect(bucket.sent.map((s) => [s.name, s.input])).toEqual([
+      ['DeleteObject', { Bucket: 'documents', Key: 'a/1.txt' }],
+      ['DeleteObject', { Bucket: 'documents', Key: 'a/missing.txt' }],
+    ]);
   });
 
   it('presigns a GET link that expires when asked, without calling S3', async () => {
