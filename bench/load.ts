@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { readLocalSettings } from '../functions/commons/env';
 import type { JobView } from '../functions/core/job-view';
+import { SOAK_FAULTS } from '../local/emulator/faults';
 import type { EmulatorStats } from '../local/emulator/server';
 import { type LocalStack, startLocalStack } from '../local/stack/local-stack';
 import { readEndpoints } from '../local/state-files';
@@ -122,11 +123,7 @@ async function startInProcess(options: Options): Promise<Target> {
         ? {
             emulator: {
               faults: {
-                rate429: 0.2,
-                retryAfterSeconds: 1,
-                rate5xx: 0.1,
-                downloadFailRate: 0.1,
-                downloadTruncateRate: 0.05,
+                ...SOAK_FAULTS,
                 linkTtlMs: 900,
               },
             },

@@ -52,6 +52,18 @@ export const faultSettingsPatchSchema = z.strictObject({
   failAfterCreateNext: z.number().int().min(0).optional(),
 });
 
+/**
+ * The soak's fault mix, shared by the soak tests and `npm run load -- --faults`: 20% of API calls 429 with
+ * Retry-After 1 s, 10% 5xx, 10% of downloads failed and 5% truncated (the links' lifetime is each run's own).
+ */
+export const SOAK_FAULTS = {
+  rate429: 0.2,
+  retryAfterSeconds: 1,
+  rate5xx: 0.1,
+  downloadFailRate: 0.1,
+  downloadTruncateRate: 0.05,
+} as const satisfies Partial<FaultSettings>;
+
 /** The default faults: none, with new links living `linkTtlMs`. */
 export function defaultFaultSettings(linkTtlMs: number): FaultSettings {
   return {

@@ -19,6 +19,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobRecord } from '../../functions/core/job';
+import { SOAK_FAULTS } from '../../local/emulator/faults';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import { trustedLinkLifetimeMs } from '../../local/stack/local-stack';
 import {
@@ -26,6 +27,7 @@ import {
   faultCount,
   jobRecords,
   postNote,
+  soakSettings,
   storedProblems,
   waitForFinal,
   waitForQueueDrained,
@@ -33,19 +35,20 @@ import {
 import { type Answer, type HookBody, readSample, startTestStack, type TestStack } from './helpers/stack';
 import { waitUntil } from './helpers/wait';
 
-const DELIVERIES = Math.max(10, Math.min(2000, Number(process.env.SOAK_DELIVERIES ?? 40) || 40));
-/** A fixed default: a CI failure names its seed and replays the same faults. SOAK_SEED explores others. */
-const SEED = Number(process.env.SOAK_SEED ?? 20_261_122);
-/** Settling time allowed in all (SOAK_SETTLE_MS overrides it): generous, the runs share two noisy cores. Not a performance assertion. */
-const SETTLE_MS = Number(process.env.SOAK_SETTLE_MS ?? 0) || 60_000 + DELIVERIES * 2_000;
-/**
- * The queue's visibility timeout (the lease) and the worker's backoff base: the soak's quick ones by default;
- * SOAK_VISIBILITY_SECONDS=60 SOAK_RETRY_BASE_SECONDS=5 are `npm start`'s, the figures of bench/analysis.md.
- */
-const VISIBILITY_SECONDS = Number(process.env.SOAK_VISIBILITY_SECONDS ?? 5) || 5;
-const RETRY_BASE_SECONDS = Number(process.env.SOAK_RETRY_BASE_SECONDS ?? 1) || 1;
-/** How long the service's download links live. */
-const LINK_TTL_MS = Math.max(100, Number(process.env.SOAK_LINK_TTL_MS ?? 900) || 900);
+const {
+  deliveries: DELIVERIES,
+  seed: SEED,
+  settleMs: SETTLE_MS,
+  visibilitySeconds: VISIBILITY_SECONDS,
+  retryBaseSeconds: RETRY_BASE_SECONDS,
+  linkTtlMs: LINK_TTL_MS,
+} = soakSettings({
+  sizeVariable: 'SOAK_DELIVERIES',
+  deliveries: 40,
+  minDeliveries: 10,
+  seed: 20_261_122,
+  linkTtlMs: 900,
+});
 
 jest.setTimeout(SETTLE_MS + 120_000);
 
@@ -95,11 +98,7 @@ beforeAll(async () => {
     apiKey,
     seed: SEED,
     faults: {
-      rate429: 0.2,
-      retryAfterSeconds: 1,
-      rate5xx: 0.1,
-      downloadFailRate: 0.1,
-      downloadTruncateRate: 0.05,
+      ...SOAK_FAULTS,
       // A download in the attempt that made the document is in time; one retried after a failed attempt
       // (at least a second later) or after the client's own backoffs is not: its link has expired.
       linkTtlMs: LINK_TTL_MS,

@@ -14,7 +14,7 @@ import { signStandardWebhooks } from './webhooks';
 
 /** Posts an internal note (template 9003, one job) with its own webhook id, signed as Standard Webhooks. */
 export async function postNote(
-  t: TestStack,
+  t: Pick<TestStack, 'secret' | 'post'>,
   data: Record<string, unknown>,
   webhookId: string = `msg_${randomUUID()}`,
 ): Promise<Answer<HookBody>> {
@@ -175,4 +175,47 @@ export function queueOutageSwitch(sqs: SQSClient): { down: boolean; refused: num
     { step: 'initialize', name: 'testQueueOutage' },
   );
   return state;
+}
+
+/** The soaks' settings, from the environment where it sets them (see soak.test.ts and soak-crash.test.ts). */
+export interface SoakSettings {
+  readonly deliveries: number;
+  /** Seed of the service's fault dice: fixed by default, so a CI failure names it and replays the same faults. */
+  readonly seed: number;
+  /** Settling time allowed in all: generous, the runs share two noisy cores. Not a performance assertion. */
+  readonly settleMs: number;
+  /**
+   * The queue's visibility timeout (the lease) and the worker's backoff base: quick ones by default;
+   * SOAK_VISIBILITY_SECONDS=60 SOAK_RETRY_BASE_SECONDS=5 are `npm start`'s, the figures of bench/analysis.md.
+   */
+  readonly visibilitySeconds: number;
+  readonly retryBaseSeconds: number;
+  /** How long the service's download links live. */
+  readonly linkTtlMs: number;
+}
+
+/**
+ * Reads SOAK_SEED, SOAK_SETTLE_MS, SOAK_VISIBILITY_SECONDS, SOAK_RETRY_BASE_SECONDS, SOAK_LINK_TTL_MS and the
+ * size from `sizeVariable` (bounded to min..2000), each with the soak's default.
+ */
+export function soakSettings(defaults: {
+  readonly sizeVariable: string;
+  readonly deliveries: number;
+  readonly minDeliveries: number;
+  readonly seed: number;
+  readonly linkTtlMs: number;
+}): SoakSettings {
+  const env = process.env;
+  const deliveries = Math.max(
+    defaults.minDeliveries,
+    Math.min(2000, Number(env[defaults.sizeVariable] ?? defaults.deliveries) || defaults.deliveries),
+  );
+  return {
+    deliveries,
+    seed: Number(env.SOAK_SEED ?? defaults.seed),
+    settleMs: Number(env.SOAK_SETTLE_MS ?? 0) || 60_000 + deliveries * 2_000,
+    visibilitySeconds: Number(env.SOAK_VISIBILITY_SECONDS ?? 5) || 5,
+    retryBaseSeconds: Number(env.SOAK_RETRY_BASE_SECONDS ?? 1) || 1,
+    linkTtlMs: Math.max(100, Number(env.SOAK_LINK_TTL_MS ?? defaults.linkTtlMs) || defaults.linkTtlMs),
+  };
 }

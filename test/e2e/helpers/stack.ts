@@ -98,6 +98,55 @@ export interface TestStack {
   dispose(): Promise<void>;
 }
 
+/** What a test needs to send to a stack's API, wherever the stack runs: its secrets, requests, webhooks. */
+export interface StackHttp {
+  /** A development secret's value, from the stack's secrets file. */
+  secret(name: string): Promise<string>;
+  /** One request to the API, its body parsed as JSON when it is JSON. */
+  request<T>(
+    method: string,
+    path: string,
+    body?: Buffer,
+    headers?: Record<string, string>,
+  ): Promise<Answer<T>>;
+  /** POSTs a body to `/v1/hooks/{integrationId}` with the given headers. */
+  post(integrationId: string, body: Buffer, headers: Record<string, string>): Promise<Answer<HookBody>>;
+}
+
+/** The HTTP side of a stack at `url` whose development secrets are in `secretsFile`. */
+export function stackHttp(url: string, secretsFile: string): StackHttp {
+  let secrets: Record<string, string> | undefined;
+  const secret = async (name: string): Promise<string> => {
+    secrets ??= JSON.parse(await readFile(secretsFile, 'utf8')) as Record<string, string>;
+    const value = secrets[name];
+    if (value === undefined) throw new Error(`no secret ${name} in ${secretsFile}`);
+    return value;
+  };
+  const request = async <T>(
+    method: string,
+    path: string,
+    body?: Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> => {
+    const response = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // Not JSON: the text as it came.
+    }
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? '',
+      body: parsed as T,
+    };
+  };
+  const post = (integrationId: string, body: Buffer, headers: Record<string, string>) =>
+    request<HookBody>('POST', `/v1/hooks/${encodeURIComponent(integrationId)}`, body, headers);
+  return { secret, request, post };
+}
+
 /** Starts the local stack for a test: loopback only, PORT 0, quick retries, quiet logs. */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const { dataDir: givenDir, env, ...stackOptions } = options;
@@ -125,35 +174,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
   const sqs = new SQSClient({ ...clientBase, endpoint: stack.aws.endpoints.sqs });
-  let secrets: Record<string, string> | undefined;
-  const secret = async (name: string): Promise<string> => {
-    secrets ??= JSON.parse(await readFile(settings.secretsFile, 'utf8')) as Record<string, string>;
-    const value = secrets[name];
-    if (value === undefined) throw new Error(`no secret ${name} in ${settings.secretsFile}`);
-    return value;
-  };
-  const request = async <T>(
-    method: string,
-    path: string,
-    body?: Buffer,
-    headers = {},
-  ): Promise<Answer<T>> => {
-    const response = await fetch(`${stack.url}${path}`, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      // Not JSON: the text as it came.
-    }
-    return {
-      status: response.status,
-      contentType: response.headers.get('content-type') ?? '',
-      body: parsed as T,
-    };
-  };
-  const post = (integrationId: string, body: Buffer, headers: Record<string, string>) =>
-    request<HookBody>('POST', `/v1/hooks/${encodeURIComponent(integrationId)}`, body, headers);
+  const { secret, request, post } = stackHttp(stack.url, settings.secretsFile);
   const getJob = (jobId: string) => request<JobView>('GET', `/v1/jobs/${encodeURIComponent(jobId)}`);
   const getJobs = async (query = ''): Promise<{ jobs: JobView[]; cursor?: string }> => {
     const answer = await request<{ jobs: JobView[]; cursor?: string }>('GET', `/v1/jobs${query}`);

@@ -1,0 +1,290 @@
+/**
+ * The crash soak: the soak's faults with 200 KB files, and the whole local stack killed with SIGKILL mid-flight
+ * (its API, its workers' process and its AWS emulators' process at once, while webhooks are being answered and
+ * files copied), then started again on the same data. Issue 17 item 6's scenario: the service (outside the
+ * stack, as the real one is) answers 20% of API calls 429 with Retry-After 1 s and 10% 503, fails 10% of
+ * downloads and truncates 5%, its links live 4 s, and 10% of deliveries arrive three times at once and 5% again
+ * after the restart. (Poison deliveries and the dead-letter queue across a restart are the soak's.)
+ *
+ * At the end: every delivery a 2xx answered ends as stored files byte for byte; a delivery whose answer the kill cut off is sent again, as a sender does, and is
+ * accepted once; the service made one document per stored job, plus one per expired link, plus at most one
+ * per lane whose create call the kill cut off (the document made but not yet recorded: nothing can know of it);
+ * S3 holds nothing else; nothing is open, queued or dead-lettered.
+ *
+ * Runs in `npm test` at 30 deliveries and the soak's quick timings, and alone with `npm run test:soak`:
+ * SOAK_CRASH_DELIVERIES sets its size, SOAK_SEED the dice, SOAK_VISIBILITY_SECONDS=60
+ * SOAK_RETRY_BASE_SECONDS=5 `npm start`'s timings. It prints how long the drain took after the restart, the
+ * create calls and the regenerations: the figures of bench/analysis.md, "Draining after a crash".
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JobRecord } from '../../functions/core/job';
+import { SOAK_FAULTS } from '../../local/emulator/faults';
+import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
+import { largeFileTemplateId } from '../../local/emulator/template-store';
+import { trustedLinkLifetimeMs } from '../../local/stack/local-stack';
+import { type HostedStack, startHostedStack } from './helpers/hosted-stack';
+import {
+  expiredDownloads,
+  faultCount,
+  postNote,
+  soakSettings,
+  storedProblems,
+  waitForFinal,
+  waitForQueueDrained,
+} from './helpers/reliability';
+import { type Answer, type HookBody, repoRoot, startTestStack, type TestStack } from './helpers/stack';
+import { waitUntil } from './helpers/wait';
+
+/** Links living 4 s, as in issue 17. */
+const {
+  deliveries: DELIVERIES,
+  seed: SEED,
+  settleMs: SETTLE_MS,
+  visibilitySeconds: VISIBILITY_SECONDS,
+  retryBaseSeconds: RETRY_BASE_SECONDS,
+  linkTtlMs: LINK_TTL_MS,
+} = soakSettings({
+  sizeVariable: 'SOAK_CRASH_DELIVERIES',
+  deliveries: 30,
+  minDeliveries: 20,
+  seed: 20_261_126,
+  linkTtlMs: 4_000,
+});
+/** Each note is a 200 KB text file (the emulator's large-file template). */
+const FILE_BYTES = 200_000;
+/** The shipped config's worker lanes (`service.maxConcurrency`): create calls in flight at most. */
+const LANES = 4;
+
+jest.setTimeout(2 * SETTLE_MS + 120_000);
+
+const apiKey = 'soak-crash-service-key';
+let service: EmulatorHandle;
+let workDir: string;
+let hosted: HostedStack | undefined;
+let t: TestStack | undefined;
+
+interface Planned {
+  readonly index: number;
+  readonly deliveryId: string;
+  readonly duplicate?: 'concurrent' | 'later';
+}
+
+const plan = (count: number): Planned[] =>
+  Array.from({ length: count }, (_, index) => {
+    const duplicate = index % 10 === 3 ? 'concurrent' : index % 20 === 8 ? 'later' : undefined;
+    return {
+      index,
+      deliveryId: `crash-${SEED}-${index}`,
+      ...(duplicate === undefined ? {} : { duplicate }),
+    } satisfies Planned;
+  });
+
+beforeAll(async () => {
+  service = await startEmulator({
+    apiKey,
+    seed: SEED,
+    syntheticFileBytes: FILE_BYTES,
+    faults: {
+      ...SOAK_FAULTS,
+      linkTtlMs: LINK_TTL_MS,
+    },
+  });
+  workDir = await mkdtemp(join(tmpdir(), 'docrelay-e2e-crash-'));
+});
+
+afterAll(async () => {
+  await hosted?.kill();
+  await t?.stop();
+  await service?.stop();
+  if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
+});
+
+describe('crash soak', () => {
+  it('loses nothing and makes nothing twice when the whole stack is killed with SIGKILL mid-flight', async () => {
+    // The shipped config, its notes rendered by the large-file template (same tags: Title, Body).
+    const shipped = await readFile(join(repoRoot, 'config/docrelay.yaml'), 'utf8');
+    const config = shipped.replace('template: { id: "9003" }', `template: { id: "${largeFileTemplateId}" }`);
+    expect(config).not.toBe(shipped);
+    const configPath = join(workDir, 'docrelay.yaml');
+    await writeFile(configPath, config);
+    const dataDir = join(workDir, 'data');
+    const stackOptions = {
+      dataDir,
+      env: { DOCGEN_BASE_URL: service.url, DOCGEN_API_KEY: apiKey, DOCRELAY_CONFIG: configPath },
+      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+      retryBaseSeconds: RETRY_BASE_SECONDS,
+      maxReceiveCount: 8,
+      linkLifetimeMs: trustedLinkLifetimeMs(LINK_TTL_MS),
+      // As `docrelay dev` runs them: the workers and the AWS emulators each in a process of their own.
+      workers: 'child',
+    } as const;
+
+    const planned = plan(DELIVERIES);
+    /** Every answer each delivery got; a send the kill cut off is an `undefined`. */
+    const answers = new Map<string, Array<Answer<HookBody> | undefined>>();
+    const send = async (
+      target: Pick<TestStack, 'secret' | 'post'>,
+      delivery: Planned,
+    ): Promise<Answer<HookBody> | undefined> => {
+      const answer = await postNote(
+        target,
+        { title: `Crash ${delivery.index}`, body: `Note ${delivery.index} of the crash soak` },
+        delivery.deliveryId,
+      ).catch(() => undefined);
+      answers.set(delivery.deliveryId, [...(answers.get(delivery.deliveryId) ?? []), answer]);
+      return answer;
+    };
+    const sendBatch = (target: Pick<TestStack, 'secret' | 'post'>, batch: readonly Planned[]) =>
+      batch.flatMap((d) =>
+        d.duplicate === 'concurrent'
+          ? [send(target, d), send(target, d), send(target, d)]
+          : [send(target, d)],
+      );
+    const answered = (deliveryId: string): boolean =>
+      (answers.get(deliveryId) ?? []).some((a) => a !== undefined && a.status < 300);
+
+    // Phase 1: two thirds of the deliveries, eight at a time. Once a quarter of the documents exist (jobs are
+    // being generated and copied), eight more go out; when the first of them is answered (the others are in
+    // the API or about to be), eight more go out and the whole stack is killed at once: those cannot be
+    // answered, the batch before may or may not be.
+    hosted = await startHostedStack(stackOptions);
+    const host = hosted;
+    const split = Math.min(Math.ceil((DELIVERIES * 2) / 3), DELIVERIES - 16);
+    for (let i = 0; i < split; i += 8) await Promise.all(sendBatch(host, planned.slice(i, i + 8)));
+    await waitUntil(
+      'a quarter of the documents to be made',
+      async () => (service.stats().documentsCreated >= Math.ceil(DELIVERIES / 4) ? true : undefined),
+      { timeoutMs: SETTLE_MS, describe: () => host.output() },
+    );
+    const inFlight = sendBatch(host, planned.slice(split, split + 8));
+    await Promise.race(inFlight);
+    const cutOff = sendBatch(host, planned.slice(split + 8, split + 16));
+    const documentsBeforeKill = service.stats().documentsCreated;
+    await host.kill();
+    await Promise.all([...inFlight, ...cutOff]);
+    hosted = undefined;
+
+    // Phase 2: a new stack on the same data. The senders send again what got no answer, and what was never
+    // sent goes out; then the later duplicates.
+    const restartedAtMs = Date.now();
+    t = await startTestStack(stackOptions);
+    const restarted = t;
+    const resumedLine = restarted.lines.find((line) => line.startsWith('resumed ')) ?? '';
+    const again = planned.filter((d) => !answered(d.deliveryId));
+    for (let i = 0; i < again.length; i += 8) await Promise.all(sendBatch(restarted, again.slice(i, i + 8)));
+    await Promise.all(planned.filter((d) => d.duplicate === 'later').map((d) => send(restarted, d)));
+
+    // Each delivery: at least one 2xx, at most one 202, every 2xx naming the same jobs.
+    const jobsOf = new Map<string, HookBody['jobs']>();
+    for (const d of planned) {
+      const ok = (answers.get(d.deliveryId) ?? []).filter(
+        (a): a is Answer<HookBody> => a !== undefined && a.status < 300,
+      );
+      expect({ deliveryId: d.deliveryId, answered: ok.length > 0 }).toEqual({
+        deliveryId: d.deliveryId,
+        answered: true,
+      });
+      expect({
+        deliveryId: d.deliveryId,
+        acceptedMoreThanOnce: ok.filter((a) => a.status === 202).length > 1,
+      }).toEqual({
+        deliveryId: d.deliveryId,
+        acceptedMoreThanOnce: false,
+      });
+      for (const a of ok.filter((a) => a.status !== 202)) {
+        expect({ deliveryId: d.deliveryId, status: a.status, duplicate: a.body.duplicate }).toEqual({
+          deliveryId: d.deliveryId,
+          status: 200,
+          duplicate: true,
+        });
+      }
+      const first = ok[0]?.body.jobs ?? [];
+      for (const a of ok)
+        expect({ deliveryId: d.deliveryId, jobs: a.body.jobs }).toEqual({
+          deliveryId: d.deliveryId,
+          jobs: first,
+        });
+      jobsOf.set(d.deliveryId, first);
+    }
+    const jobIds = [...jobsOf.values()].flat().map((j) => j.jobId);
+
+    const jobs = await waitForFinal(restarted, jobIds, SETTLE_MS);
+    const drainedAtMs = Date.now();
+    await waitForQueueDrained(restarted, 60_000);
+    const stats = service.stats();
+    const deadLetters = await restarted.drainDeadLetters();
+
+    const stored = jobs.filter((job) => job.status === 'stored');
+    const requested = jobs.reduce((sum, job) => sum + job.documentsRequested, 0);
+    const regenerations = stored.reduce((sum, job) => sum + job.documentsRequested - 1, 0);
+    const createCalls = stats.requests.filter(
+      (r) => r.method === 'POST' && r.path.endsWith('/documents'),
+    ).length;
+    const cutAnswers = [...answers.values()].flat().filter((a) => a === undefined).length;
+    const summary = {
+      seed: SEED,
+      deliveries: DELIVERIES,
+      jobs: jobs.length,
+      stored: stored.length,
+      fileBytes: FILE_BYTES,
+      linkTtlMs: LINK_TTL_MS,
+      visibilitySeconds: VISIBILITY_SECONDS,
+      documentsBeforeKill,
+      answersCutByKill: cutAnswers,
+      resumed: resumedLine.replace(/ from .*$/, '').replace(/ /g, '_'),
+      drainSecondsAfterRestart: Math.round((drainedAtMs - restartedAtMs) / 100) / 10,
+      documents: stats.documentsCreated,
+      createCalls,
+      createCallsPerJob: Math.round((createCalls / jobs.length) * 100) / 100,
+      regenerations,
+      madeButNotRecorded: stats.documentsCreated - requested,
+      expiredLinks: expiredDownloads(stats),
+      '429': faultCount(stats, 'rate429'),
+      '5xx': faultCount(stats, 'rate5xx'),
+      downloadFail: faultCount(stats, 'downloadFail'),
+      truncated: faultCount(stats, 'downloadTruncate'),
+      maxAttempts: Math.max(...jobs.map((job) => job.attempts)),
+      dlq: deadLetters.length,
+    };
+    console.log(
+      `soak-crash: ${Object.entries(summary)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
+
+    // The kill did land mid-flight: answers were cut off and the restart had open jobs to resume.
+    expect(cutAnswers).toBeGreaterThan(0);
+    const resumed = /^resumed (\d+) open jobs and (\d+) deliveries/.exec(resumedLine);
+    expect({ resumedLine, open: Number(resumed?.[1] ?? 0) + Number(resumed?.[2] ?? 0) > 0 }).toEqual({
+      resumedLine,
+      open: true,
+    });
+    expect(summary['429']).toBeGreaterThan(0);
+    // Every job ended stored.
+    expect(jobs.filter((job) => job.status !== 'stored').map(brief)).toEqual([]);
+    // Documents: one per stored job, one more per expired link, and at most one per lane for the create calls
+    // the kill cut off after the service answered and before the worker recorded the document.
+    expect(regenerations).toBeGreaterThanOrEqual(summary.expiredLinks);
+    expect(summary.madeButNotRecorded).toBeGreaterThanOrEqual(0);
+    expect(summary.madeButNotRecorded).toBeLessThanOrEqual(LANES);
+    // S3 holds the service's bytes, one object per stored file, nothing more (no half-written object).
+    expect(await storedProblems(restarted, stats, stored)).toEqual([]);
+    // Nothing open, nothing queued, nothing dead-lettered.
+    expect((await restarted.stack.reconcileNow(Date.now() + 61_000)).jobsResent).toBe(0);
+    expect(await restarted.stack.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({
+      deliveries: [],
+      jobs: [],
+    });
+    expect(deadLetters.map((m) => m.Body)).toEqual([]);
+  });
+});
+
+const brief = (job: JobRecord) => ({
+  jobId: job.jobId,
+  status: job.status,
+  attempts: job.attempts,
+  error: job.error,
+  lastError: job.lastError,
+});
