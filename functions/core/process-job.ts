@@ -370,11 +370,12 @@ function fileKey(deps: WorkerDeps, job: JobRecord, document: JobDocument, file: 
 
 /**
  * Drops a document whose links died, so that a new one is asked for. First its files' objects go: those it
- * checkpointed, and those a copy may have written without living to checkpoint them (a worker killed between
- * the PUT and the write). When the key pattern names the document or its files' names, the new document's
- * files land under other keys, and these would stay in the bucket, belonging to no job. A key without an
- * object is fine, and the removal is repeated if this worker dies before the job record says the document is
- * gone. A removal that fails is told and does not stop the job: what it leaves is a stray copy, never a loss.
+ * checkpointed, and those a copy may have written without a checkpoint (a worker killed between the PUT and
+ * the write, or that write failing). When the key pattern names the document or its files' names, the new
+ * document's files land under other keys, and these would stay in the bucket, belonging to no job. A key
+ * without an object is fine, and the removal is repeated if this worker dies before the job record says the
+ * document is gone. A removal that fails is told and does not stop the job: it leaves a stray copy, never a
+ * loss.
  */
 async function dropDocument(deps: WorkerDeps, job: JobRecord): Promise<JobRecord> {
   const document = job.document;
