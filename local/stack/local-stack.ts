@@ -40,7 +40,7 @@ import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
 import { localContext } from './lambda-context';
 import { LOCAL_SEALING_SECRET, localSecrets, startWorkerSide, type WorkerSettings } from './workers';
-import { startWorkersProcess, type WorkersProcess } from './workers-process';
+import { startSupervisedWorkersProcess, type WorkersProcess } from './workers-process';
 
 export { LOCAL_SEALING_SECRET, trustedLinkLifetimeMs } from './workers';
 
@@ -97,7 +97,8 @@ export interface LocalStackOptions {
    * dev` uses: the ingest then has its event loop to itself), or this process. The child reads the config from
    * settings.configPath (`config`, when given, must be that file's) and has its own AWS clients: middleware
    * added to `clients` reaches the ingest only, and `emulator` is undefined. The emulator's `clock` option
-   * cannot cross to the child. @default 'in-process'
+   * cannot cross to the child. A child that ends without being asked is started again
+   * (./workers-process.ts, startSupervisedWorkersProcess). @default 'in-process'
    */
   readonly workers?: 'child' | 'in-process';
 }
@@ -217,12 +218,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     };
+    /** The configuration the handlers run (what a restarted workers' process starts with). */
+    let running = config;
     let workers: Workers;
     if (options.workers === 'child') {
-      workers = await startWorkersProcess({
+      workers = await startSupervisedWorkersProcess({
         ...workerSettings,
         onLine: line,
-        onExit: (reason) => line(`error: ${reason}`),
+        currentConfig: () => ({ config: running.config, source: running.source }),
       });
     } else {
       const side = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });
@@ -357,6 +360,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
       // A new secret source: the new config may name secrets the old one's cache has not seen.
       wiring = wire(loaded, localSecrets(settings, loaded));
+      running = loaded;
       line(`config reloaded from ${source}: ${describeConfig(loaded)}`);
       const warnings = await checkTemplates(loaded);
       return { reloaded: true, config: loaded, warnings };

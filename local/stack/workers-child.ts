@@ -10,15 +10,20 @@ import { compileConfig } from '../../functions/config/compile';
 import { loadConfigFile } from '../../functions/config/load';
 import { LOCAL_CREDENTIALS } from './aws-emulators';
 import { serveParent, tellParent } from './child-process';
-import { startWorkerSide, type WorkerSettings } from './workers';
-import type { WorkersNotice, WorkersReady, WorkersRequest } from './workers-process';
+import { startWorkerSide } from './workers';
+import type { WorkersChildArgument, WorkersNotice, WorkersReady, WorkersRequest } from './workers-process';
 
-const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
+const settings = JSON.parse(process.argv[2] ?? '{}') as WorkersChildArgument;
 const tell = (notice: WorkersNotice): void => tellParent(notice);
 
 serveParent({
   start: async () => {
-    const config = await loadConfigFile(settings.settings.configPath);
+    // The parent's configuration when it gave one (a restart: the file may hold an edit it refused since).
+    const initial = settings.initialConfig;
+    const config =
+      initial === undefined
+        ? await loadConfigFile(settings.settings.configPath)
+        : compileConfig(initial.config, initial.source, undefined, { lazy: true });
     const clients = createAwsClients({
       region: settings.aws.region,
       credentials: LOCAL_CREDENTIALS,

@@ -39,8 +39,13 @@ export type WorkersNotice =
  */
 const WORKERS_NICE = 10;
 
+/** What the workers' child gets in argv[2]: its settings, and the configuration to start with, when given. */
+export type WorkersChildArgument = WorkerSettings & { readonly initialConfig?: ConfigData };
+
 /** Options of the workers' process. */
 export interface WorkersProcessOptions extends WorkerSettings {
+  /** The configuration to start with (else the child reads settings.configPath, as the parent did). */
+  readonly initialConfig?: ConfigData;
   /** Hears the workers' console lines. */
   readonly onLine: (text: string) => void;
   /** Hears that the child exited while it was meant to run. */
@@ -79,7 +84,7 @@ export async function startWorkersProcess(options: WorkersProcessOptions): Promi
   >();
   const running = await forkChild<WorkersReady>({
     module: join(__dirname, 'workers-child.ts'),
-    argument: JSON.stringify(settings),
+    argument: JSON.stringify(settings satisfies WorkersChildArgument),
     what: 'the workers and the service emulator',
     process: "the workers' process",
     startTimeoutMs,
@@ -135,5 +140,104 @@ export async function startWorkersProcess(options: WorkersProcessOptions): Promi
         'reject',
       ),
     stop: running.stop,
+  };
+}
+
+/** How long the supervisor waits before starting a workers' process that ended again, doubling from 1 s. */
+export const RESTART_DELAYS_MS = { first: 1_000, max: 30_000 } as const;
+
+/** Options of the supervised workers' process. */
+export interface SupervisedWorkersOptions extends Omit<WorkersProcessOptions, 'onExit' | 'initialConfig'> {
+  /** The configuration a new process starts with: the one the stack runs now. */
+  readonly currentConfig: () => ConfigData;
+}
+
+/**
+ * The workers' process, started again when it ends without being asked (killed, out of memory, a crash): the
+ * webhooks the API accepts meanwhile wait in the queue, and the jobs the dead process held come back when their
+ * messages' visibility ends. Each start waits 1 s, then twice as long as the one before (up to 30 s) while the
+ * starts fail; a process that started resets the wait. The embedded service emulator listens on its old port
+ * again, so the service's URL the stack printed stays true (its documents and links are gone with the old
+ * process: a job whose links died asks for a new document). Every restart is told on the console.
+ */
+export async function startSupervisedWorkersProcess(
+  options: SupervisedWorkersOptions,
+): Promise<WorkersProcess> {
+  const { currentConfig, onLine, ...settings } = options;
+  let polling = false;
+  let stopping = false;
+  /** True from a process's unasked end until its successor runs. */
+  let down = false;
+  let wake: (() => void) | undefined;
+  const embedded = settings.settings.docgenBaseUrl === undefined;
+  const start = (port?: number): Promise<WorkersProcess> =>
+    startWorkersProcess({
+      ...settings,
+      ...(port === undefined ? {} : { emulator: { ...settings.emulator, port } }),
+      initialConfig: currentConfig(),
+      onLine,
+      onExit: (reason) => void restart(reason),
+    });
+  let current = await start();
+  const docgenUrl = current.docgenUrl;
+  const port = embedded ? Number(new URL(docgenUrl).port) : undefined;
+
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  async function restart(reason: string): Promise<void> {
+    down = true;
+    let why = reason;
+    for (
+      let delay: number = RESTART_DELAYS_MS.first;
+      !stopping;
+      delay = Math.min(2 * delay, RESTART_DELAYS_MS.max)
+    ) {
+      onLine(`error: ${why}; starting it again in ${delay / 1000} s`);
+      await pause(delay);
+      if (stopping) return;
+      try {
+        current = await start(port);
+      } catch (error) {
+        why = error instanceof Error ? error.message : String(error);
+        continue;
+      }
+      if (stopping) {
+        await current.stop();
+        return;
+      }
+      down = false;
+      if (polling) current.startWorkers();
+      onLine(`the workers' process runs again (pid ${current.pid})`);
+      return;
+    }
+  }
+
+  return {
+    get pid() {
+      return current.pid;
+    },
+    docgenUrl,
+    startWorkers: () => {
+      polling = true;
+      current.startWorkers();
+    },
+    stopWorkers: (stopOptions) => {
+      polling = false;
+      return current.stopWorkers(stopOptions);
+    },
+    // A process that is down takes the configuration when it starts again (currentConfig).
+    useConfig: (config) => (down ? Promise.resolve() : current.useConfig(config)),
+    stop: async () => {
+      stopping = true;
+      wake?.();
+      await current.stop();
+    },
   };
 }

@@ -2,7 +2,8 @@
  * The local stack with its workers and service emulator in a child process (`workers: 'child'`, what
  * `docrelay dev` runs): a signed webhook is stored end to end and its console line reaches this process;
  * the child runs at a lower priority; stopping the workers waits for the child's batch in flight and leaves
- * new jobs queued, their messages visible, until they start again; a config reload reaches the child's handlers; a child that cannot
+ * new jobs queued, their messages visible, until they start again; a config reload reaches the child's handlers; a child
+ * that dies is started again, with the running config and the service on its old port; a child that cannot
  * start fails the start with its message and leaves nothing running. (That the child ends when its parent
  * is killed: aws-emulators-process.test.ts.)
  */
@@ -161,6 +162,37 @@ it('hands a reloaded config to the workers: the next job follows its mapping', a
   const [view] = await t.waitForJobs([jobId]);
   expect(await storedText(view as JobView)).toContain('v2: after reload');
 });
+
+linuxOnly(
+  'starts the workers again when their process dies, with the running config and the service at its URL',
+  async () => {
+    const [dead] = childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes('workers-child.ts'));
+    // The file now holds an edit nobody took: a new process must start with the config the stack runs (v2).
+    await writeFile(configPath, 'integrations: [');
+    try {
+      process.kill(dead as number, 'SIGKILL');
+      const again = await waitUntil("the workers' process to run again", async () =>
+        t.lines.find((line) => line.startsWith("the workers' process runs again")),
+      );
+
+      expect(t.lines).toContain(
+        "error: the workers' process ended (signal SIGKILL); starting it again in 1 s",
+      );
+      const [alive] = childrenOf(process.pid).filter((pid) =>
+        commandLineOf(pid).includes('workers-child.ts'),
+      );
+      expect(again).toBe(`the workers' process runs again (pid ${alive})`);
+      expect(alive).not.toBe(dead);
+      // The embedded service listens where the stack said it does.
+      expect((await fetch(`${t.stack.docgenUrl}/v1.0/templates`)).status).toBe(401);
+      const jobId = await postNote('after a restart');
+      const [view] = await t.waitForJobs([jobId]);
+      expect(await storedText(view as JobView)).toContain('v2: after a restart');
+    } finally {
+      await writeFile(configPath, configWith('v2'));
+    }
+  },
+);
 
 linuxOnly(
   'fails to start with the child’s message, leaving nothing running, when the emulator cannot start',
