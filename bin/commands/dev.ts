@@ -19,7 +19,7 @@ export interface DevOptions {
   readonly templates?: string;
 }
 
-/** Runs the local stack until SIGINT or SIGTERM; resolves to the exit code (1 for a broken config). */
+/** Runs the local stack until SIGINT or SIGTERM; resolves to the exit code (1 for a broken config, or when the AWS emulators' process ended). */
 export async function dev(ctx: CommandContext, options: DevOptions): Promise<number> {
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const say = (text: string): void => {
@@ -36,10 +36,21 @@ export async function dev(ctx: CommandContext, options: DevOptions): Promise<num
     ctx.stderr.write('docrelay dev: fix the config and start again (docrelay check --offline checks it)\n');
     return 1;
   }
+  /** Resolves with the exit code: 0 on Ctrl-C or SIGTERM, 1 when the stack cannot go on. */
+  let finish: (code: number) => void = () => undefined;
+  const finished = new Promise<number>((resolve) => {
+    finish = resolve;
+  });
   const stack = await startLocalStack({
     settings,
     config,
     watchConfig: true,
+    onFatal: (reason) => {
+      ctx.stderr.write(
+        `docrelay dev: ${reason}; stopping. Start it again: every open job resumes from ${settings.dataDir}\n`,
+      );
+      finish(1);
+    },
     // The workers and the service emulator on a core of their own: webhooks are answered from an event loop
     // that renders no documents.
     workers: 'child',
@@ -52,19 +63,16 @@ export async function dev(ctx: CommandContext, options: DevOptions): Promise<num
   });
   say(`docrelay ready at ${stack.url}`);
   for (const text of readyLines(stack, settings, ctx.cwd)) say(text);
-  await new Promise<void>((done) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const stop = (): void => finish(0);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  const code = await finished;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
   say('stopping...');
   await stack.stop();
   say('stopped');
-  return 0;
+  return code;
 }
 
 /** The lines under `ready`: where things are, and a first command for an integration the config has. */

@@ -74,6 +74,12 @@ export interface LocalStackOptions {
   /** Hears one line per request and per notable event (the `npm start` console). */
   readonly onLine?: (line: string) => void;
   /**
+   * Hears that the stack cannot go on: its AWS emulators' process ended without being asked (their queue is
+   * gone with it and their ports are closed, so every webhook would be refused). `docrelay dev` stops then,
+   * with exit code 1; started again on the same data, the stack resumes every open job. @default a console line
+   */
+  readonly onFatal?: (reason: string) => void;
+  /**
    * How long after receipt a job keeps waiting out the service being unavailable, past the queue's receive
    * count (WorkerDeps.outageBudgetMs). @default 24 hours
    */
@@ -179,7 +185,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const aws: AwsEmulators =
       options.awsEmulators === 'in-process'
         ? await startAwsEmulators(awsOptions)
-        : await startAwsEmulatorsProcess({ ...awsOptions, onExit: (reason) => line(`error: ${reason}`) });
+        : await startAwsEmulatorsProcess({
+            ...awsOptions,
+            onExit: (reason) => (options.onFatal ?? ((why) => line(`error: ${why}`)))(reason),
+          });
     stops.push(() => aws.stop());
 
     const clients = createAwsClients({

@@ -1,7 +1,8 @@
 /**
  * The local AWS emulators in their own process (local/stack/aws-emulators-process.ts): they answer on
  * loopback, keep their data across a stop and a start on the same directory, end when stopped, and end by
- * themselves, with the workers' process beside them, when the process that started them is killed.
+ * themselves, with the workers' process beside them, when the process that started them is killed; when they
+ * die, `docrelay dev` stops with exit code 1.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -105,5 +106,29 @@ linuxOnly(
     expect(children.concat(childrenOf(next.child.pid as number)).every((pid) => !processAlive(pid))).toBe(
       true,
     );
+  },
+);
+
+linuxOnly(
+  'stops `docrelay dev` with exit code 1 when the AWS emulators die, and a new one resumes the data',
+  async () => {
+    const dev = await startDevProcess(dataDir);
+    const children = childrenOf(dev.child.pid as number);
+    const emulators = children.find((pid) => commandLineOf(pid).includes('aws-emulators-child.ts'));
+
+    process.kill(emulators as number, 'SIGKILL');
+
+    // Nobody stops it: it ends by itself, its workers' process with it.
+    expect(await dev.exited).toEqual({ code: 1, signal: null });
+    expect(dev.output()).toMatch(
+      /docrelay dev: the AWS emulators' process ended \(signal SIGKILL\); stopping\. Start it again: every open job resumes from /,
+    );
+    expect(dev.output()).toContain('stopped');
+    await waitUntil('the workers to end', async () =>
+      children.every((pid) => !processAlive(pid)) ? true : undefined,
+    );
+    const next = await startDevProcess(dataDir);
+    expect((await fetch(`${next.url}/healthz`)).status).toBe(200);
+    expect(await next.stop('SIGINT')).toEqual({ code: 0, signal: null });
   },
 );

@@ -17,6 +17,8 @@ export interface DevProcess {
   readonly endpoints: LocalEndpoints;
   /** Everything it printed so far, stdout and stderr. */
   output(): string;
+  /** Resolves once it has exited by itself or by a signal: its exit code (null when killed) and the signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Sends a signal and resolves with the exit code (null when killed by the signal) and the signal. */
   stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -59,6 +61,7 @@ export async function startDevProcess(
       url,
       endpoints,
       output: () => output,
+      exited,
       stop: async (signal) => {
         if (child.exitCode === null && child.signalCode === null) child.kill(signal);
         return exited;
