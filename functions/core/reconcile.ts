@@ -106,6 +106,32 @@ export async function reconcile(deps: ReconcileDeps, before?: number, limit = 50
   return result;
 }
 
+/**
+ * For when no worker can be alive (the local stack's workers' process died, and its successor has not started
+ * polling): every lease an open job holds is abandoned. Each job a worker had claimed is sent again at once with
+ * its lease cleared, instead of waiting out the visibility timeout of the message the dead worker held (60 s
+ * locally). Jobs no worker claimed are left alone: their messages wait in the queue. The dead worker's own
+ * message comes back later and finds the job moved on (an extra message is always safe). Returns how many
+ * jobs were sent again; bounded by `limit`.
+ */
+export async function releaseAbandonedLeases(deps: ReconcileDeps, limit = 500): Promise<number> {
+  const now = deps.now ?? Date.now;
+  const { jobs } = await deps.jobs.listStranded(Number.MAX_SAFE_INTEGER, limit);
+  let released = 0;
+  for (const job of jobs) {
+    if (job.leaseOwner === undefined) continue;
+    try {
+      await deps.jobs.updateJob(job, transitions.resend(job, now() + deps.leaseMs));
+    } catch (error) {
+      if (error instanceof JobConflictError) continue;
+      throw error;
+    }
+    await deps.queue.send([job.jobId]);
+    released += 1;
+  }
+  return released;
+}
+
 /** The queue's counts, or undefined when they cannot be read (then every stranded job is sent again). */
 async function readBacklog(deps: ReconcileDeps): Promise<QueueBacklog | undefined> {
   try {

@@ -20,7 +20,7 @@ import type { LoadedConfig } from '../../functions/config/compile';
 import { ConfigError, type ConfigProblem } from '../../functions/config/errors';
 import { loadConfigFile } from '../../functions/config/load';
 import type { IngestDeps } from '../../functions/core/accept-delivery';
-import { reconcile } from '../../functions/core/reconcile';
+import { reconcile, releaseAbandonedLeases } from '../../functions/core/reconcile';
 import { DocgenClient } from '../../functions/docgen/client';
 import { makeEventIngestHandler } from '../../functions/handlers/event-ingest/make-handler';
 import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
@@ -235,6 +235,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...workerSettings,
         onLine: line,
         currentConfig: () => ({ config: running.config, source: running.source }),
+        beforeResume: async () => {
+          const released = await releaseAbandonedLeases({ ...reconcilerDeps, log: reconcilerLog });
+          if (released > 0) line(`jobs the dead workers' process held, sent again: ${released}`);
+        },
       });
     } else {
       const side = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });

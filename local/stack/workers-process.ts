@@ -150,20 +150,26 @@ export const RESTART_DELAYS_MS = { first: 1_000, max: 30_000 } as const;
 export interface SupervisedWorkersOptions extends Omit<WorkersProcessOptions, 'onExit' | 'initialConfig'> {
   /** The configuration a new process starts with: the one the stack runs now. */
   readonly currentConfig: () => ConfigData;
+  /**
+   * Runs once a new process is up and before it polls, when no worker is alive: the stack sends again the jobs
+   * the dead process held (their messages stay invisible until their visibility timeout ends).
+   */
+  readonly beforeResume?: () => Promise<void>;
 }
 
 /**
  * The workers' process, started again when it ends without being asked (killed, out of memory, a crash): the
- * webhooks the API accepts meanwhile wait in the queue, and the jobs the dead process held come back when their
- * messages' visibility ends. Each start waits 1 s, then twice as long as the one before (up to 30 s) while the
- * starts fail; a process that started resets the wait. The embedded service emulator listens on its old port
- * again, so the service's URL the stack printed stays true (its documents and links are gone with the old
- * process: a job whose links died asks for a new document). Every restart is told on the console.
+ * webhooks the API accepts meanwhile wait in the queue. Each start waits 1 s, then twice as long as the one
+ * before (up to 30 s) while the starts fail; a process that started resets the wait. The embedded service
+ * emulator listens on its old port again, so the service's URL the stack printed stays true (its documents and
+ * links are gone with the old process: a job whose links died asks for a new document). Before the new process
+ * polls, `beforeResume` may send again the jobs the dead one held; else they wait for their messages'
+ * visibility to end. Every restart is told on the console.
  */
 export async function startSupervisedWorkersProcess(
   options: SupervisedWorkersOptions,
 ): Promise<WorkersProcess> {
-  const { currentConfig, onLine, ...settings } = options;
+  const { currentConfig, beforeResume, onLine, ...settings } = options;
   let polling = false;
   let stopping = false;
   /** True from a process's unasked end until its successor runs. */
@@ -213,6 +219,9 @@ export async function startSupervisedWorkersProcess(
         return;
       }
       down = false;
+      await beforeResume?.().catch((error: unknown) =>
+        onLine(`error: ${error instanceof Error ? error.message : String(error)}`),
+      );
       if (polling) current.startWorkers();
       onLine(`the workers' process runs again (pid ${current.pid})`);
       return;

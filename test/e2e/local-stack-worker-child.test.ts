@@ -3,7 +3,8 @@
  * `docrelay dev` runs): a signed webhook is stored end to end and its console line reaches this process;
  * the child runs at a lower priority; stopping the workers waits for the child's batch in flight and leaves
  * new jobs queued, their messages visible, until they start again; a config reload reaches the child's handlers; a child
- * that dies is started again, with the running config and the service on its old port; a child that cannot
+ * that dies is started again, with the running config and the service on its old port, and the jobs it held
+ * are sent again at once; a child that cannot
  * start fails the start with its message and leaves nothing running. (That the child ends when its parent
  * is killed: aws-emulators-process.test.ts.)
  */
@@ -164,9 +165,16 @@ it('hands a reloaded config to the workers: the next job follows its mapping', a
 });
 
 linuxOnly(
-  'starts the workers again when their process dies, with the running config and the service at its URL',
+  'starts the workers again when their process dies, with the running config, the service at its URL and the jobs it held',
   async () => {
     const [dead] = childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes('workers-child.ts'));
+    // A job the dying process holds (each generation takes 400 ms).
+    const held = await postNote('held by the dead process');
+    await waitUntil('the job to be claimed', async () => {
+      const status = await jobStatus(held);
+      if (status === 'stored') throw new Error('the job was stored before the kill');
+      return status === 'processing' || status === 'created' ? true : undefined;
+    });
     // The file now holds an edit nobody took: a new process must start with the config the stack runs (v2).
     await writeFile(configPath, 'integrations: [');
     try {
@@ -178,6 +186,10 @@ linuxOnly(
       expect(t.lines).toContain(
         "error: the workers' process ended (signal SIGKILL); starting it again in 1 s",
       );
+      // Sent again before the new process polls, not left until its message's visibility ends.
+      expect(t.lines).toContain("jobs the dead workers' process held, sent again: 1");
+      const [heldView] = await t.waitForJobs([held]);
+      expect(await storedText(heldView as JobView)).toContain('v2: held by the dead process');
       const [alive] = childrenOf(process.pid).filter((pid) =>
         commandLineOf(pid).includes('workers-child.ts'),
       );

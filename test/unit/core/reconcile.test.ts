@@ -2,7 +2,7 @@ import { acceptWebhook } from '../../../functions/core/accept-delivery';
 import { JobConflictError } from '../../../functions/core/errors';
 import { newJobRecord, transitions } from '../../../functions/core/job';
 import { completeOutbox } from '../../../functions/core/outbox';
-import { reconcile } from '../../../functions/core/reconcile';
+import { reconcile, releaseAbandonedLeases } from '../../../functions/core/reconcile';
 import { memoryBench, signedWebhook } from './support';
 
 type Bench = ReturnType<typeof memoryBench>;
@@ -213,5 +213,32 @@ describe('reconcile', () => {
     b.clock.advance(61_000);
     expect(await reconcile(deps(b))).toEqual({ deliveriesCompleted: 1, jobsResent: 0, jobsWaiting: 0 });
     expect(b.queue.jobIds).toEqual([jobId]);
+  });
+});
+
+describe('releaseAbandonedLeases', () => {
+  it('sends again, lease cleared, each job a dead worker held, and leaves unclaimed and final jobs alone', async () => {
+    const b = memoryBench();
+    const [held, waiting, done] = await Promise.all(
+      ['r-1', 'r-2', 'r-3'].map(async (id) => (await acceptedAndClosed(b, id)).body.jobs[0]?.jobId as string),
+    );
+    const claim = async (jobId: string) => {
+      const job = (await b.jobs.getJob(jobId)) as NonNullable<Awaited<ReturnType<typeof b.jobs.getJob>>>;
+      return b.jobs.updateJob(job, transitions.claim(job, 'dead-worker', b.clock.ms + 60_000));
+    };
+    await claim(held as string);
+    const finished = await claim(done as string);
+    await b.jobs.updateJob(finished, transitions.fail(finished, { code: 'X', message: 'x' }));
+    const sentBefore = b.queue.jobIds.length;
+
+    expect(await releaseAbandonedLeases(deps(b))).toBe(1);
+
+    expect(b.queue.jobIds.slice(sentBefore)).toEqual([held]);
+    const released = await b.jobs.getJob(held as string);
+    expect(released).toMatchObject({ status: 'processing', leaseUntil: b.clock.ms + 60_000 });
+    expect(released?.leaseOwner).toBeUndefined();
+    expect((await b.jobs.getJob(waiting as string))?.leaseOwner).toBeUndefined();
+    // Nothing is held any more: a second pass sends nothing.
+    expect(await releaseAbandonedLeases(deps(b))).toBe(0);
   });
 });
