@@ -19,7 +19,10 @@ export interface DevOptions {
   readonly templates?: string;
 }
 
-/** Runs the local stack until SIGINT or SIGTERM; resolves to the exit code (1 for a broken config, or when the AWS emulators' process ended). */
+/**
+ * Runs the local stack until SIGINT or SIGTERM; resolves to the exit code: 1 for a broken config, or when the
+ * AWS emulators' process ended.
+ */
 export async function dev(ctx: CommandContext, options: DevOptions): Promise<number> {
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const say = (text: string): void => {

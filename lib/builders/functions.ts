@@ -218,8 +218,8 @@ export interface WorkerOptions {
 
 /**
  * The SQS worker: the job state machine (read, conditional update), the copy to S3 (lib-storage: PutObject
- * covers the multipart calls; AbortMultipartUpload cleans up; DeleteObject removes the files of a document
- * dropped because its links died, under its own keys only), dead letters, a fresh delayed message for a job
+ * covers the multipart calls; AbortMultipartUpload cleans up; DeleteObject removes the file of a document
+ * dropped because its links died), dead letters, a fresh delayed message for a job
  * outlasting a service outage, retry deferral (ChangeMessageVisibility comes with the event source), events,
  * the service API key and the sealing secret.
  */

@@ -19,16 +19,19 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JobRecord } from '../../functions/core/job';
 import { SOAK_FAULTS } from '../../local/emulator/faults';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import { largeFileTemplateId } from '../../local/emulator/template-store';
 import { trustedLinkLifetimeMs } from '../../local/stack/local-stack';
 import { type HostedStack, startHostedStack } from './helpers/hosted-stack';
 import {
+  brief,
+  createCalls,
+  expectNothingOpen,
   expiredDownloads,
-  faultCount,
+  faultsDrawn,
   postNote,
+  printSummary,
   soakSettings,
   storedProblems,
   waitForFinal,
@@ -219,9 +222,6 @@ describe('crash soak', () => {
     const stored = jobs.filter((job) => job.status === 'stored');
     const requested = jobs.reduce((sum, job) => sum + job.documentsRequested, 0);
     const regenerations = stored.reduce((sum, job) => sum + job.documentsRequested - 1, 0);
-    const createCalls = stats.requests.filter(
-      (r) => r.method === 'POST' && r.path.endsWith('/documents'),
-    ).length;
     const cutAnswers = [...answers.values()].flat().filter((a) => a === undefined).length;
     const summary = {
       seed: SEED,
@@ -236,23 +236,16 @@ describe('crash soak', () => {
       resumed: resumedLine.replace(/ from .*$/, '').replace(/ /g, '_'),
       drainSecondsAfterRestart: Math.round((drainedAtMs - restartedAtMs) / 100) / 10,
       documents: stats.documentsCreated,
-      createCalls,
-      createCallsPerJob: Math.round((createCalls / jobs.length) * 100) / 100,
+      createCalls: createCalls(stats),
+      createCallsPerJob: Math.round((createCalls(stats) / jobs.length) * 100) / 100,
       regenerations,
       madeButNotRecorded: stats.documentsCreated - requested,
       expiredLinks: expiredDownloads(stats),
-      '429': faultCount(stats, 'rate429'),
-      '5xx': faultCount(stats, 'rate5xx'),
-      downloadFail: faultCount(stats, 'downloadFail'),
-      truncated: faultCount(stats, 'downloadTruncate'),
+      ...faultsDrawn(stats),
       maxAttempts: Math.max(...jobs.map((job) => job.attempts)),
       dlq: deadLetters.length,
     };
-    console.log(
-      `soak-crash: ${Object.entries(summary)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ')}`,
-    );
+    printSummary('soak-crash', summary);
 
     // The kill did land mid-flight: answers were cut off and the restart had open jobs to resume.
     expect(cutAnswers).toBeGreaterThan(0);
@@ -272,19 +265,7 @@ describe('crash soak', () => {
     // S3 holds the service's bytes, one object per stored file, nothing more (no half-written object).
     expect(await storedProblems(restarted, stats, stored)).toEqual([]);
     // Nothing open, nothing queued, nothing dead-lettered.
-    expect((await restarted.stack.reconcileNow(Date.now() + 61_000)).jobsResent).toBe(0);
-    expect(await restarted.stack.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({
-      deliveries: [],
-      jobs: [],
-    });
+    await expectNothingOpen(restarted);
     expect(deadLetters.map((m) => m.Body)).toEqual([]);
   });
-});
-
-const brief = (job: JobRecord) => ({
-  jobId: job.jobId,
-  status: job.status,
-  attempts: job.attempts,
-  error: job.error,
-  lastError: job.lastError,
 });

@@ -18,15 +18,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JobRecord } from '../../functions/core/job';
 import { SOAK_FAULTS } from '../../local/emulator/faults';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import { trustedLinkLifetimeMs } from '../../local/stack/local-stack';
 import {
+  brief,
+  createCalls,
+  expectNothingOpen,
   expiredDownloads,
-  faultCount,
+  faultsDrawn,
   jobRecords,
   postNote,
+  printSummary,
   soakSettings,
   storedProblems,
   waitForFinal,
@@ -195,9 +198,6 @@ describe('soak', () => {
     const drainedAtMs = Date.now();
     await waitForQueueDrained(t, 60_000);
     const stats = service.stats();
-    const createCalls = stats.requests.filter(
-      (r) => r.method === 'POST' && r.path.endsWith('/documents'),
-    ).length;
     const deadLetters = await t.drainDeadLetters();
 
     // Counts, printed whatever the assertions say.
@@ -219,22 +219,15 @@ describe('soak', () => {
       documents: stats.documentsCreated,
       linkTtlMs: LINK_TTL_MS,
       drainSecondsAfterRestart: Math.round((drainedAtMs - restartedAtMs) / 100) / 10,
-      createCalls,
-      createCallsPerJob: Math.round((createCalls / jobs.length) * 100) / 100,
+      createCalls: createCalls(stats),
+      createCallsPerJob: Math.round((createCalls(stats) / jobs.length) * 100) / 100,
       regenerations,
       expiredLinks: expired,
-      '429': faultCount(stats, 'rate429'),
-      '5xx': faultCount(stats, 'rate5xx'),
-      downloadFail: faultCount(stats, 'downloadFail'),
-      truncated: faultCount(stats, 'downloadTruncate'),
+      ...faultsDrawn(stats),
       maxAttempts: Math.max(...jobs.map((job) => job.attempts)),
       dlq: deadLetters.length,
     };
-    console.log(
-      `soak: ${Object.entries(summary)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ')}`,
-    );
+    printSummary('soak', summary);
 
     // Every POST was accepted or answered as a duplicate with the same jobs.
     for (const [deliveryId, list] of answers) {
@@ -277,11 +270,7 @@ describe('soak', () => {
     expect(await storedProblems(t, stats, stored)).toEqual([]);
     // Nothing open once the reconciler has marked the deliveries whose grace is over (every job is final, so
     // it sends nothing), nothing queued, and the dead-letter queue holds the poison, each once.
-    expect((await t.stack.reconcileNow(Date.now() + 61_000)).jobsResent).toBe(0);
-    expect(await t.stack.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({
-      deliveries: [],
-      jobs: [],
-    });
+    await expectNothingOpen(t);
     const parked = deadLetters.map((m) => ({
       jobId: (JSON.parse(m.Body ?? '{}') as { jobId?: string }).jobId,
       reason: m.MessageAttributes?.reason?.StringValue,
@@ -296,12 +285,4 @@ describe('soak', () => {
     });
     expect(new Set(parked.map((p) => p.reason))).toEqual(new Set(['MAPPING_REQUIRED_MISSING']));
   });
-});
-
-const brief = (job: JobRecord) => ({
-  jobId: job.jobId,
-  status: job.status,
-  attempts: job.attempts,
-  error: job.error,
-  lastError: job.lastError,
 });

@@ -1,7 +1,6 @@
 /**
  * The document store on S3: files streamed in by copy-file.ts, read back through presigned links, removed one
- * DeleteObject each (a dropped document has a file or a few; DeleteObjects would need a checksum that local S3
- * emulators do not all take).
+ * DeleteObject per key (a dropped document has one file per job).
  */
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';

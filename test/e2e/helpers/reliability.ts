@@ -219,3 +219,42 @@ export function soakSettings(defaults: {
     linkTtlMs: Math.max(100, Number(env.SOAK_LINK_TTL_MS ?? defaults.linkTtlMs) || defaults.linkTtlMs),
   };
 }
+
+/** A job record cut to what a failed assertion should show. */
+export const brief = (job: JobRecord) => ({
+  jobId: job.jobId,
+  status: job.status,
+  attempts: job.attempts,
+  error: job.error,
+  lastError: job.lastError,
+});
+
+/** Create-document calls the service answered (every POST, faults included). */
+export const createCalls = (stats: EmulatorStats): number =>
+  stats.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/documents')).length;
+
+/** Prints a soak's figures on one line (`name: key=value ...`), whatever its assertions then say. */
+export function printSummary(name: string, summary: Readonly<Record<string, unknown>>): void {
+  console.log(
+    `${name}: ${Object.entries(summary)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
+}
+
+/**
+ * Nothing open once a reconciler pass has marked the deliveries whose grace is over (every job is final, so
+ * it sends nothing), and nothing the table lists as stranded.
+ */
+export async function expectNothingOpen(t: TestStack): Promise<void> {
+  expect((await t.stack.reconcileNow(Date.now() + 61_000)).jobsResent).toBe(0);
+  expect(await t.stack.jobs.listStranded(Number.MAX_SAFE_INTEGER)).toEqual({ deliveries: [], jobs: [] });
+}
+
+/** The faults the service injected, by kind (a soak's summary): 429s, 5xx, failed and truncated downloads. */
+export const faultsDrawn = (stats: EmulatorStats) => ({
+  '429': faultCount(stats, 'rate429'),
+  '5xx': faultCount(stats, 'rate5xx'),
+  downloadFail: faultCount(stats, 'downloadFail'),
+  truncated: faultCount(stats, 'downloadTruncate'),
+});
