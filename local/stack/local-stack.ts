@@ -227,6 +227,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     };
+    // Built before the workers: a restarted workers' process has the reconciler release what its predecessor held.
+    const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
+    let reconcilerDeps = buildReconcilerDeps({
+      ...tables,
+      sqs: clients.sqs,
+      queueUrl: aws.queueUrl,
+      leaseMs: visibility * 1000,
+    });
+    if (options.maxQueueWaitMs !== undefined)
+      reconcilerDeps = { ...reconcilerDeps, maxQueueWaitMs: options.maxQueueWaitMs };
     /** The configuration the handlers run (what a restarted workers' process starts with). */
     let running = config;
     let workers: Workers;
@@ -289,15 +299,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       buildJobsApiDeps({ ...tables, s3: clients.s3, bucket: aws.bucket }),
       createObservability('jobs-api', { logLevel }),
     );
-    const reconcilerLog = createObservability('reconciler', { logLevel }).logger;
-    let reconcilerDeps = buildReconcilerDeps({
-      ...tables,
-      sqs: clients.sqs,
-      queueUrl: aws.queueUrl,
-      leaseMs: visibility * 1000,
-    });
-    if (options.maxQueueWaitMs !== undefined)
-      reconcilerDeps = { ...reconcilerDeps, maxQueueWaitMs: options.maxQueueWaitMs };
 
     const api = await startApiServer(
       {
