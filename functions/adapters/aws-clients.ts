@@ -25,11 +25,29 @@ export interface AwsClients {
   readonly secretsManager: SecretsManagerClient;
 }
 
-type ClientBase = { region?: string; credentials?: { accessKeyId: string; secretAccessKey: string } };
+type SdkLogger = Record<'debug' | 'info' | 'warn' | 'error', (...content: unknown[]) => void>;
+
+type ClientBase = {
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+  logger: SdkLogger;
+};
+
+const silent = (): void => undefined;
+
+/**
+ * The SDK's logger: silent, as its default `NoOpLogger` is, but not that class. With the default, the SDK's
+ * retry middleware still prints "An error was encountered in a non-retryable streaming request." to the
+ * console whenever a streamed upload fails (a copy whose download broke off): a line with no job, no level
+ * and nothing to act on, on every such retry. The worker's own log line says which job, which file and why.
+ * Nothing else calls this logger: the logger middleware is removed (`withoutSdkLogger`).
+ */
+const SILENT_SDK_LOGGER: SdkLogger = { debug: silent, info: silent, warn: silent, error: silent };
 
 const clientBase = (settings: AwsClientSettings): ClientBase => ({
   ...(settings.region === undefined ? {} : { region: settings.region }),
   ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
+  logger: SILENT_SDK_LOGGER,
 });
 
 /**

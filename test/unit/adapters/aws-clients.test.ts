@@ -1,4 +1,6 @@
 /** The client factories: every client is built without the SDK's logger middleware, and still works. */
+import { Readable } from 'node:stream';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import {
   createDynamoDbClient,
@@ -72,5 +74,29 @@ describe('the AWS client factories', () => {
     await expect(client.send(new ListQueuesCommand({}))).rejects.toMatchObject({ name: 'AnsweredHere' });
     expect(seen[0]).toBe('AWS4-HMAC-SHA256');
     client.destroy();
+  });
+
+  it('prints nothing to the console when a streamed upload fails (the copy reports it; the SDK would warn)', async () => {
+    const client = createS3Client({ ...settings, endpoints: { s3: 'http://127.0.0.1:9' } });
+    client.middlewareStack.add(
+      () => async () => {
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+      },
+      { step: 'finalizeRequest', priority: 'low' },
+    );
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const body = Readable.from([Buffer.from('half a file')]);
+      await expect(
+        client.send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: body, ContentLength: 11 })),
+      ).rejects.toMatchObject({ message: 'socket hang up' });
+      expect(warn).not.toHaveBeenCalled();
+      expect(error).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      error.mockRestore();
+      client.destroy();
+    }
   });
 });
