@@ -34,9 +34,40 @@ export interface LocalRequest {
 export interface ApiRoutes {
   readonly ingest?: ApiHandler;
   readonly jobs?: ApiHandler;
+  /** The state `/healthz` reports beyond the API's own (which answers, or nothing would). */
+  readonly health?: () => LocalHealth;
   readonly putEvent?: (integrationId: string, event: unknown) => Promise<unknown>;
   /** The web console (its pages at `/` and `/console/*`, its actions at `/_console/*`). */
   readonly console?: LocalRoutes;
+}
+
+/**
+ * What the local stack's parts are doing. `restarting`: the workers' process ended unasked and is being
+ * started again; webhooks are still accepted (they wait in the queue), but no job runs until it is back.
+ */
+export interface LocalHealth {
+  readonly workers: 'running' | 'restarting';
+}
+
+/**
+ * `GET /healthz`: 200 while every part runs, 503 while one is being started again (webhooks still accepted).
+ * A server with no parts behind it (`docrelay console`) answers its own state only.
+ */
+export function healthAnswer(health: LocalHealth | undefined): HttpResponse {
+  const ok = health === undefined || health.workers === 'running';
+  const body = ok
+    ? { status: 'ok', ...health }
+    : {
+        status: 'degraded',
+        ...health,
+        detail:
+          "The workers' process is being started again: webhooks are accepted and queued, and no job runs until it is back.",
+      };
+  return {
+    statusCode: ok ? 200 : 503,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+  };
 }
 
 /** API Gateway's own payload limit: larger requests never reach a Lambda. */
@@ -273,9 +304,7 @@ async function handle(
     headers: request.headers,
     remoteAddress: request.socket.remoteAddress,
   };
-  if (path === '/healthz') {
-    return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
-  }
+  if (path === '/healthz') return healthAnswer(routes.health?.());
   if (routes.console !== undefined) {
     const answer = await routes.console({ method, path, query: url.searchParams, body });
     if (answer !== undefined) return answer;

@@ -157,7 +157,10 @@ export interface LocalStack {
 }
 
 /** The worker side as the stack drives it, in this process or in the workers' child. */
-type Workers = Pick<WorkersProcess, 'docgenUrl' | 'startWorkers' | 'stopWorkers' | 'useConfig' | 'stop'> & {
+type Workers = Pick<
+  WorkersProcess,
+  'docgenUrl' | 'alive' | 'startWorkers' | 'stopWorkers' | 'useConfig' | 'stop'
+> & {
   readonly emulator?: EmulatorHandle;
 };
 
@@ -252,7 +255,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       });
     } else {
       const side = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });
-      workers = { ...side, useConfig: async (loaded) => side.useConfig(loaded) };
+      // In this process: they live as long as the stack does.
+      workers = { ...side, alive: true, useConfig: async (loaded) => side.useConfig(loaded) };
     }
     // The service emulator (or the workers' child) stops after the API, before the AWS emulators.
     stops.push(() => workers.stop());
@@ -304,6 +308,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       {
         ingest: (event, context) => wiring.ingest(event, context) as ReturnType<typeof wiring.ingest>,
         jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
+        health: () => ({ workers: workers.alive ? 'running' : 'restarting' }),
         putEvent: (integrationId, event) =>
           wiring.eventIngest({ integrationId, event }, localContext('event-ingest', 30_000)),
         console: consoleRoutes({

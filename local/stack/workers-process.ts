@@ -60,6 +60,11 @@ export interface WorkersProcess {
   readonly pid: number;
   /** Base URL of the Document Generation Service the workers use. */
   readonly docgenUrl: string;
+  /**
+   * False once the child has ended. Behind the supervisor: false from a child's unasked end until its
+   * successor runs (what the local `/healthz` reports).
+   */
+  readonly alive: boolean;
   /** Starts the child's poller (a no-op when it runs). */
   startWorkers(): void;
   /** Stops the child's poller; resolves once its batches in flight are done. */
@@ -104,7 +109,9 @@ export async function startWorkersProcess(options: WorkersProcessOptions): Promi
     },
   });
   const { child } = running;
+  let alive = true;
   void running.exited.then((reason) => {
+    alive = false;
     for (const waiting of pending.values()) waiting.ended(reason);
     pending.clear();
   });
@@ -127,6 +134,9 @@ export async function startWorkersProcess(options: WorkersProcessOptions): Promi
   return {
     pid: child.pid ?? 0,
     docgenUrl: running.ready.docgenUrl,
+    get alive() {
+      return alive;
+    },
     startWorkers: () => send({ type: 'start-workers' }),
     // A child that is gone has no batches in flight.
     stopWorkers: (stopOptions) =>
@@ -233,6 +243,9 @@ export async function startSupervisedWorkersProcess(
       return current.pid;
     },
     docgenUrl,
+    get alive() {
+      return !down && current.alive;
+    },
     startWorkers: () => {
       polling = true;
       current.startWorkers();

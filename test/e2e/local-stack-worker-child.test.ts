@@ -164,8 +164,13 @@ it('hands a reloaded config to the workers: the next job follows its mapping', a
   expect(await storedText(view as JobView)).toContain('v2: after reload');
 });
 
+const health = async (): Promise<{ status: number; body: unknown }> => {
+  const response = await fetch(`${t.stack.url}/healthz`);
+  return { status: response.status, body: await response.json() };
+};
+
 linuxOnly(
-  'starts the workers again when their process dies, with the running config, the service at its URL and the jobs it held',
+  'starts the workers again when their process dies, with the running config, the service at its URL and the jobs it held, /healthz saying 503 meanwhile',
   async () => {
     const [dead] = childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes('workers-child.ts'));
     // A job the dying process holds (each generation takes 400 ms).
@@ -178,10 +183,17 @@ linuxOnly(
     // The file now holds an edit nobody took: a new process must start with the config the stack runs (v2).
     await writeFile(configPath, 'integrations: [');
     try {
+      expect(await health()).toEqual({ status: 200, body: { status: 'ok', workers: 'running' } });
       process.kill(dead as number, 'SIGKILL');
+      // The restart waits 1 s before it starts the new process: /healthz says so meanwhile.
+      await waitUntil('/healthz to say the workers are restarting', async () =>
+        (await health()).status === 503 ? true : undefined,
+      );
+      expect((await health()).body).toMatchObject({ status: 'degraded', workers: 'restarting' });
       const again = await waitUntil("the workers' process to run again", async () =>
         t.lines.find((line) => line.startsWith("the workers' process runs again")),
       );
+      expect(await health()).toEqual({ status: 200, body: { status: 'ok', workers: 'running' } });
 
       expect(t.lines).toContain(
         "error: the workers' process ended (signal SIGKILL); starting it again in 1 s",
