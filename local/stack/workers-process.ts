@@ -165,6 +165,23 @@ export interface SupervisedWorkersOptions extends Omit<WorkersProcessOptions, 'o
    * the dead process held (their messages stay invisible until their visibility timeout ends).
    */
   readonly beforeResume?: () => Promise<void>;
+  /** Starts one process (tests give a fake). @default startWorkersProcess */
+  readonly startProcess?: (options: WorkersProcessOptions) => Promise<WorkersProcess>;
+  /** Waits between starts (tests give one they resolve). @default a timer */
+  readonly pause?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function timerPause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
@@ -174,64 +191,72 @@ export interface SupervisedWorkersOptions extends Omit<WorkersProcessOptions, 'o
  * emulator listens on its old port again, so the service's URL the stack printed stays true (its documents and
  * links are gone with the old process: a job whose links died asks for a new document). Before the new process
  * polls, `beforeResume` may send again the jobs the dead one held; else they wait for their messages'
- * visibility to end. Every restart is told on the console.
+ * visibility to end. Every restart is told on the console. A process that dies while it is being resumed is
+ * restarted in turn (the restart it interrupted stops there); `stop()` waits for a start in flight, so no
+ * process outlives it.
  */
 export async function startSupervisedWorkersProcess(
   options: SupervisedWorkersOptions,
 ): Promise<WorkersProcess> {
-  const { currentConfig, beforeResume, onLine, ...settings } = options;
+  const {
+    currentConfig,
+    beforeResume,
+    onLine,
+    startProcess = startWorkersProcess,
+    pause = timerPause,
+    ...settings
+  } = options;
   let polling = false;
-  let stopping = false;
+  const stopping = new AbortController();
   /** True from a process's unasked end until its successor runs. */
   let down = false;
-  let wake: (() => void) | undefined;
+  /** Counts the unasked ends: a restart that a later end overtook leaves the rest to the later one. */
+  let ends = 0;
+  /** The restart in flight, which `stop()` waits for. */
+  let restarting: Promise<void> = Promise.resolve();
   const embedded = settings.settings.docgenBaseUrl === undefined;
   const start = (port?: number): Promise<WorkersProcess> =>
-    startWorkersProcess({
+    startProcess({
       ...settings,
       ...(port === undefined ? {} : { emulator: { ...settings.emulator, port } }),
       initialConfig: currentConfig(),
       onLine,
-      onExit: (reason) => void restart(reason),
+      onExit: (reason) => {
+        restarting = restart(reason);
+      },
     });
   let current = await start();
   const docgenUrl = current.docgenUrl;
   const port = embedded ? Number(new URL(docgenUrl).port) : undefined;
 
-  const pause = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      timer.unref();
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   async function restart(reason: string): Promise<void> {
     down = true;
+    ends += 1;
+    const end = ends;
+    const overtaken = (): boolean => stopping.signal.aborted || end !== ends;
     let why = reason;
     for (
       let delay: number = RESTART_DELAYS_MS.first;
-      !stopping;
+      !overtaken();
       delay = Math.min(2 * delay, RESTART_DELAYS_MS.max)
     ) {
       onLine(`error: ${why}; starting it again in ${delay / 1000} s`);
-      await pause(delay);
-      if (stopping) return;
+      await pause(delay, stopping.signal);
+      if (overtaken()) return;
       try {
         current = await start(port);
       } catch (error) {
         why = error instanceof Error ? error.message : String(error);
         continue;
       }
-      if (stopping) {
-        await current.stop();
-        return;
-      }
+      // Stopping: `stop()` stops the process it started, as the current one.
+      if (overtaken()) return;
       down = false;
       await beforeResume?.().catch((error: unknown) =>
         onLine(`error: ${error instanceof Error ? error.message : String(error)}`),
       );
+      // Died while its predecessor's jobs were being released: its own restart carries on.
+      if (overtaken() || !current.alive) return;
       if (polling) current.startWorkers();
       onLine(`the workers' process runs again (pid ${current.pid})`);
       return;
@@ -257,8 +282,9 @@ export async function startSupervisedWorkersProcess(
     // A process that is down takes the configuration when it starts again (currentConfig).
     useConfig: (config) => (down ? Promise.resolve() : current.useConfig(config)),
     stop: async () => {
-      stopping = true;
-      wake?.();
+      stopping.abort();
+      // A start in flight ends first, so that the process it started is the one stopped here.
+      await restarting;
       await current.stop();
     },
   };
