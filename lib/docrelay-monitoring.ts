@@ -86,6 +86,8 @@ export class DocRelayMonitoring extends Construct {
   public readonly oldestMessageAlarm: Alarm;
   /** The HTTP API answered 5xx. */
   public readonly api5xxAlarm: Alarm;
+  /** A settled job's `Document Stored` / `Document Failed` event was given up (EventBridge refused it). */
+  public readonly eventsNotPublishedAlarm: Alarm;
   /** Every alarm above. */
   public readonly alarms: readonly Alarm[];
   /** The operations dashboard. */
@@ -194,6 +196,19 @@ export class DocRelayMonitoring extends Construct {
       thresholds.api5xx ?? 1,
       'docrelay: the HTTP API answered 5xx; senders will retry, but something is failing.',
     );
+    // The worker keeps a job's message while its event fails and gives it up at the message's last receive.
+    this.eventsNotPublishedAlarm = alarm(
+      'EventsNotPublished',
+      new Metric({
+        namespace: props.metricsNamespace,
+        metricName: 'EventsNotPublished',
+        dimensionsMap: { service: props.serviceNames.worker },
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+      }),
+      1,
+      'docrelay: a job was settled but its Document Stored/Failed event could not be published to EventBridge after every retry (the job and its files are fine; consumers of the events missed it).',
+    );
     this.alarms = [
       this.deadLetterQueueAlarm,
       ...(this.eventsDeadLetterQueueAlarm === undefined ? [] : [this.eventsDeadLetterQueueAlarm]),
@@ -204,6 +219,7 @@ export class DocRelayMonitoring extends Construct {
       this.workerErrorsAlarm,
       this.oldestMessageAlarm,
       this.api5xxAlarm,
+      this.eventsNotPublishedAlarm,
     ];
     this.dashboard = this.createDashboard(props);
   }

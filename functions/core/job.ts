@@ -98,6 +98,11 @@ export interface JobRecord {
   /** Epoch ms until which an open job is expected to progress; the reconciler re-enqueues it after. */
   leaseUntil?: number;
   /**
+   * The message whose attempt made the job final (stored or failed). If that message comes back, its worker
+   * may have died before the job's event went out, or the event failed: the event is published again.
+   */
+  settledBy?: string;
+  /**
    * Set on the delivery's last planned job, the last one its ingest sends: that job's first pickup proves
    * every message of the delivery went out, so it closes the delivery (core/outbox.ts).
    */
@@ -269,6 +274,7 @@ export const transitions = {
       leaseOwner: undefined,
       leaseUntil: undefined,
       lastError: undefined,
+      settledBy: job.leaseOwner,
     };
   },
   /**
@@ -289,8 +295,11 @@ export const transitions = {
       ...recordAttempt(job, options.lastError, options.at),
     };
   },
-  /** The job fails for good, with its reason; the sealed links go. */
-  fail(job: JobRecord, error: JobError, lastError?: JobError, at?: string): JobChanges {
+  /**
+   * The job fails for good, with its reason; the sealed links go. `settledBy`: the message whose attempt
+   * failed it (@default the lease owner).
+   */
+  fail(job: JobRecord, error: JobError, lastError?: JobError, at?: string, settledBy?: string): JobChanges {
     expect(job, 'fail', openStatuses);
     return {
       status: 'failed',
@@ -298,6 +307,7 @@ export const transitions = {
       lastError,
       leaseOwner: undefined,
       leaseUntil: undefined,
+      settledBy: settledBy ?? job.leaseOwner,
       ...(job.document === undefined ? {} : { document: withoutLinks(job.document) }),
       ...recordAttempt(job, lastError ?? error, at),
     };
@@ -319,6 +329,7 @@ export const transitions = {
       lastError: job.error ?? job.lastError,
       leaseOwner: undefined,
       leaseUntil: options.leaseUntil,
+      settledBy: undefined,
       ...(options.fresh ? { document: undefined, files: [] } : {}),
     };
   },

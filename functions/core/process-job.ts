@@ -85,7 +85,17 @@ export interface WorkerDeps {
  * (a new message was sent to try again after the delay: delete this one).
  */
 export type JobOutcome =
-  | { readonly kind: 'stored' | 'failed' | 'skipped'; readonly job?: JobRecord }
+  | {
+      readonly kind: 'stored' | 'failed' | 'skipped';
+      readonly job?: JobRecord;
+      /**
+       * The job's event could not be published: keep the message, which comes back after this many seconds
+       * and publishes it again (the job itself is settled).
+       */
+      readonly eventRetrySeconds?: number;
+      /** The job's event could not be published, and its message has no receive left: given up, logged. */
+      readonly eventLost?: boolean;
+    }
   | {
       readonly kind: 'retry' | 'requeued';
       readonly delaySeconds: number;
@@ -137,9 +147,8 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
     return settleFailure(deps, job, error, receipt);
   }
   await heartbeat.stop();
-  await publish(deps, 'Document Stored', job);
   deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
-  return { kind: 'stored', job };
+  return { kind: 'stored', job, ...(await announce(deps, job, receipt)) };
 }
 
 /**
@@ -159,7 +168,13 @@ async function claimAfterReading(
     deps.log.warn('message for a job that does not exist; dropped', { jobId });
     return { kind: 'skipped' };
   }
-  if (isFinal(job.status)) return { kind: 'skipped', job };
+  if (isFinal(job.status)) {
+    if (job.settledBy === undefined || job.settledBy !== receipt.messageId) return { kind: 'skipped', job };
+    // The message that settled the job is back: its event may not have gone out (the worker died between the
+    // job's last write and the event, or the event failed). Published again: at least once.
+    deps.log.info('message that settled the job came back; publishing its event again', { jobId });
+    return { kind: 'skipped', job, ...(await announce(deps, job, receipt)) };
+  }
   if (heldByAnother(job, receipt.messageId, now())) {
     // Another worker holds the job: this message is a duplicate (a sender's retry, a resend). The holder keeps
     // its own message alive while it works, and that message returns if the holder dies, so this one can go.
@@ -170,7 +185,7 @@ async function claimAfterReading(
   if (job.attempts - (job.outageRetries ?? 0) >= maxAttempts) {
     // Every earlier attempt ended without settling (its worker died, timed out or ran out of memory) or
     // failed: starting another would only repeat that, with a new dead-letter message each time.
-    return failJob(deps, job, describeFailure(new AttemptsExhaustedError(job.attempts)));
+    return failJob(deps, job, receipt, describeFailure(new AttemptsExhaustedError(job.attempts)));
   }
   try {
     return await deps.jobs.updateJob(job, transitions.claim(job, receipt.messageId, now() + deps.leaseMs));
@@ -530,28 +545,59 @@ async function settleFailure(
     deps.log.warn('job attempt failed; will retry', { jobId: job.jobId, ...logFields(reason), delaySeconds });
     return { kind: 'retry', delaySeconds, error: reason };
   }
-  return failJob(deps, current, decision.error, decision.lastError);
+  return failJob(deps, current, receipt, decision.error, decision.lastError);
 }
 
 /** Fails the job for good and publishes `Document Failed`. */
 async function failJob(
   deps: WorkerDeps,
   job: JobRecord,
+  receipt: Receipt,
   error: FailureReason,
   lastError?: FailureReason,
 ): Promise<JobOutcome> {
   const at = new Date((deps.now ?? Date.now)()).toISOString();
-  const failed = await deps.jobs.updateJob(job, transitions.fail(job, error, lastError, at));
+  const failed = await deps.jobs.updateJob(
+    job,
+    transitions.fail(job, error, lastError, at, receipt.messageId),
+  );
   deps.log.error('job failed', { jobId: job.jobId, ...logFields(error) });
-  await publish(deps, 'Document Failed', failed);
-  return { kind: 'failed', job: failed };
+  return { kind: 'failed', job: failed, ...(await announce(deps, failed, receipt)) };
 }
 
+/** Longest wait before a message comes back to publish its job's event again. */
+const MAX_EVENT_RETRY_SECONDS = 900;
+
+/**
+ * Publishes the event of a settled job (`Document Stored` or `Document Failed`). When it cannot, the message is
+ * kept to try again when it comes back (the job records which message settled it), doubling the wait from
+ * the retry base; at its last allowed receive the event is given up, with an error logged.
+ */
+async function announce(
+  deps: WorkerDeps,
+  job: JobRecord,
+  receipt: Receipt,
+): Promise<Pick<JobOutcome & { kind: 'stored' }, 'eventRetrySeconds' | 'eventLost'>> {
+  const type = job.status === 'stored' ? 'Document Stored' : 'Document Failed';
+  if (await publish(deps, type, job)) return {};
+  if (receipt.receiveCount >= deps.maxReceiveCount) {
+    deps.log.error('event not published, and its message has no receive left; given up', {
+      jobId: job.jobId,
+      type,
+    });
+    return { eventLost: true };
+  }
+  const base = deps.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
+  const eventRetrySeconds = Math.min(MAX_EVENT_RETRY_SECONDS, base * 2 ** (receipt.receiveCount - 1));
+  return { eventRetrySeconds };
+}
+
+/** Publishes one event; false when it could not (logged). */
 async function publish(
   deps: WorkerDeps,
   type: 'Document Stored' | 'Document Failed',
   job: JobRecord,
-): Promise<void> {
+): Promise<boolean> {
   try {
     await deps.events.publish(type, {
       jobId: job.jobId,
@@ -568,12 +614,14 @@ async function publish(
         .map((file) => ({ bucket: file.bucket, key: file.key, size: file.storedSize, sha256: file.sha256 })),
       ...(job.error === undefined ? {} : { error: job.error }),
     });
+    return true;
   } catch (error) {
-    // The job's state is the record of truth; a lost notification must not undo a stored document.
+    // The job's state is the record of truth: a failed event never undoes it (announce tries it again).
     deps.log.error('could not publish the event', {
       jobId: job.jobId,
       type,
       ...logFields(describeFailure(error)),
     });
+    return false;
   }
 }

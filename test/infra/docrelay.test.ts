@@ -382,7 +382,18 @@ describe('DocRelay with its defaults', () => {
         Value: { 'Fn::GetAtt': [id(relay.queue), 'QueueName'] },
       });
       alarmOn('5xx', 1, { Name: 'ApiId', Value: { Ref: id(relay.api) } });
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
+    });
+
+    test('an alarm when the worker gives up a job’s event (its EMF metric: the worker’s namespace and service)', () => {
+      // The same names the worker function's Powertools Metrics publish under (its environment, above).
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'EventsNotPublished',
+        Namespace: 'docrelay/Test',
+        Threshold: 1,
+        Dimensions: [{ Name: 'service', Value: 'Test-worker' }],
+        AlarmActions: [{ Ref: id(relay.monitoring.alarmTopic as never) }],
+      });
     });
 
     test('a TLS-only alarm topic and a dashboard are created', () => {
@@ -744,7 +755,7 @@ describe('DocRelay with props', () => {
     template.resourceCountIs('AWS::Lambda::Function', 4);
     template.resourceCountIs('AWS::Events::Rule', 1);
     template.resourceCountIs('AWS::SQS::Queue', 3);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
   });
 
   test('a worker timeout shorter than twice service.timeoutSeconds is a synth warning', () => {

@@ -81,16 +81,16 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
       case 'stored':
         metrics.addMetric('JobsStored', MetricUnit.Count, 1);
         metrics.addMetric('JobDuration', MetricUnit.Milliseconds, Date.now() - started);
-        return;
+        return settleEvent(record, jobId, outcome);
       case 'failed':
         metrics.addMetric('JobsFailed', MetricUnit.Count, 1);
         await deps.deadLetters.park([jobId], outcome.job?.error?.code ?? 'FAILED');
-        return;
+        return settleEvent(record, jobId, outcome);
       case 'skipped':
         // A duplicate or stale message (the job is final or gone). Counted, which also keeps Powertools from
         // warning about a batch without metrics on every such message.
         metrics.addMetric('MessagesSkipped', MetricUnit.Count, 1);
-        return;
+        return settleEvent(record, jobId, outcome);
       case 'requeued':
         // A new message carries the job on (see processJob): this one is done.
         metrics.addMetric('JobRetries', MetricUnit.Count, 1);
@@ -100,6 +100,22 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
         await deps.queue.defer(record.receiptHandle, outcome.delaySeconds);
         throw new RetryLaterError(jobId, outcome.error.code);
     }
+  };
+
+  /**
+   * A settled job whose event did not go out: its message is kept (deferred) and publishes it when it comes
+   * back, or, with no receive left, the loss is counted (`EventsNotPublished`, alarmed on AWS).
+   */
+  const settleEvent = async (
+    record: SQSRecord,
+    jobId: string,
+    outcome: Pick<JobOutcome & { kind: 'stored' }, 'eventRetrySeconds' | 'eventLost'>,
+  ): Promise<void> => {
+    if (outcome.eventLost === true) metrics.addMetric('EventsNotPublished', MetricUnit.Count, 1);
+    if (outcome.eventRetrySeconds === undefined) return;
+    metrics.addMetric('EventRetries', MetricUnit.Count, 1);
+    await deps.queue.defer(record.receiptHandle, outcome.eventRetrySeconds);
+    throw new RetryLaterError(jobId, 'EVENT_NOT_PUBLISHED');
   };
 
   const handle = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>

@@ -126,12 +126,16 @@ describe('the job state machine', () => {
     job = apply(job, transitions.claim(job, 'm-1', NOW));
     job = apply(job, transitions.created(job, document, [file], NOW));
     const failed = apply(job, transitions.fail(job, { code: 'E', message: 'e' }));
+    // The message whose attempt failed it (the lease owner): its return publishes the event again.
+    expect(failed.settledBy).toBe('m-1');
     const resumed = apply(
       failed,
       transitions.replay(failed, { fresh: false, resumeCopy: true, leaseUntil: NOW }),
     );
     expect(resumed).toMatchObject({ status: 'created', lastError: { code: 'E' } });
     expect(resumed.error).toBeUndefined();
+    // Open again: no message settled it.
+    expect(resumed.settledBy).toBeUndefined();
     const fresh = apply(
       failed,
       transitions.replay(failed, { fresh: true, resumeCopy: true, leaseUntil: NOW }),

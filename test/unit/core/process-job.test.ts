@@ -420,12 +420,66 @@ describe('processJob', () => {
     expect((await job(b, second)).error?.code).toBe('DELIVERY_MISSING');
   });
 
-  it('keeps the stored document when the event cannot be published', async () => {
+  it('keeps the stored document when the event cannot be published, and the message to publish it again', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
     b.events.failNext(new Error('bus down'));
-    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    const first = await processJob(b.worker, jobId, receipt('m-1', 1));
+    expect(first).toMatchObject({ kind: 'stored', eventRetrySeconds: 5 });
+    expect(await job(b, jobId)).toMatchObject({ status: 'stored', settledBy: 'm-1' });
+    expect(b.events.events).toEqual([]);
     expect(b.log.lines.some((l) => l.message === 'could not publish the event')).toBe(true);
+
+    // The same message comes back: the event goes out, once, and the message can go.
+    const again = await processJob(b.worker, jobId, receipt('m-1', 2));
+    expect(again).toEqual({ kind: 'skipped', job: expect.objectContaining({ status: 'stored' }) });
+    expect(b.events.events.map((e) => [e.type, e.detail.jobId])).toEqual([['Document Stored', jobId]]);
+  });
+
+  it('publishes the event again when the message that stored the job comes back (its worker died before the event)', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    await processJob(b.worker, jobId, receipt('m-1'));
+    // What a worker killed between the job's last write and the event leaves: the job stored, no event.
+    const [sent] = b.events.events.splice(0);
+    expect(sent?.type).toBe('Document Stored');
+
+    // Another message of the job (a duplicate, a resend) publishes nothing.
+    expect((await processJob(b.worker, jobId, receipt('m-2'))).kind).toBe('skipped');
+    expect(b.events.events).toEqual([]);
+    // Its own message, returning after the visibility timeout, does: the same event.
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('skipped');
+    expect(b.events.events).toEqual([sent]);
+  });
+
+  it('doubles the wait while the event keeps failing, and gives it up (logged, counted) at the last receive', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    for (let i = 0; i < 3; i += 1) b.events.failNext(new Error('AccessDeniedException'));
+    expect(await processJob(b.worker, jobId, receipt('m-1', 1))).toMatchObject({ eventRetrySeconds: 5 });
+    expect(await processJob(b.worker, jobId, receipt('m-1', 2))).toMatchObject({
+      kind: 'skipped',
+      eventRetrySeconds: 10,
+    });
+    const last = await processJob(b.worker, jobId, receipt('m-1', 3));
+    expect(last).toMatchObject({ kind: 'skipped', eventLost: true });
+    expect(last).not.toHaveProperty('eventRetrySeconds');
+    expect(b.log.lines.some((l) => l.message.includes('given up'))).toBe(true);
+    expect(b.events.events).toEqual([]);
+  });
+
+  it('publishes a failed job’s event again the same way', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    await b.jobs.updateJob(await job(b, jobId), { rule: 'gone' });
+    b.events.failNext(new Error('bus down'));
+    expect(await processJob(b.worker, jobId, receipt('m-7'))).toMatchObject({
+      kind: 'failed',
+      eventRetrySeconds: 5,
+    });
+    expect(await job(b, jobId)).toMatchObject({ status: 'failed', settledBy: 'm-7' });
+    await processJob(b.worker, jobId, receipt('m-7', 2));
+    expect(b.events.events.map((e) => e.type)).toEqual(['Document Failed']);
   });
 
   it('lets a table failure under the job propagate (the message returns)', async () => {

@@ -88,6 +88,31 @@ describe('worker handler', () => {
     });
   });
 
+  it('keeps the message of a stored job whose event failed (batch item failure), and its return publishes it', async () => {
+    const { bench, queue, observability, jobId, run } = await setup();
+    bench.events.failNext(new Error('ThrottlingException'));
+    const response = await run(sqsRecord('m-1', encodeJobMessage(jobId)));
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
+    expect(queue.deferred).toEqual([{ receiptHandle: 'receipt-m-1', seconds: 5 }]);
+    expect(observability.metricNames()).toEqual(['JobsStored', 'JobDuration', 'EventRetries']);
+    expect(await bench.jobs.getJob(jobId)).toMatchObject({ status: 'stored' });
+
+    await expect(run(sqsRecord('m-1', encodeJobMessage(jobId), 2))).resolves.toEqual({
+      batchItemFailures: [],
+    });
+    expect(bench.events.events.map((e) => e.type)).toEqual(['Document Stored']);
+  });
+
+  it('counts an event given up at the message’s last receive, and deletes the message', async () => {
+    const { bench, observability, jobId, run } = await setup();
+    for (let i = 0; i < 2; i += 1) bench.events.failNext(new Error('AccessDeniedException'));
+    await run(sqsRecord('m-1', encodeJobMessage(jobId)));
+    const response = await run(sqsRecord('m-1', encodeJobMessage(jobId), 3));
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(observability.metricNames()).toContain('EventsNotPublished');
+    expect(bench.events.events).toEqual([]);
+  });
+
   it('sends a new delayed message to wait out an outage at the last receive, and deletes this one', async () => {
     const { bench, queue, jobId, observability, run } = await setup();
     bench.service.failCreate(new DocgenUnavailableError('503'));
