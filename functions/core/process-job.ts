@@ -95,6 +95,11 @@ export type JobOutcome =
       readonly eventRetrySeconds?: number;
       /** The job's event could not be published, and its message has no receive left: given up, logged. */
       readonly eventLost?: boolean;
+      /**
+       * Skipped because the job is settled, and this is the message that settled it, back again: whatever
+       * followed its settling (the event, parking a failed job's message) may not have happened.
+       */
+      readonly settledByThis?: boolean;
     }
   | {
       readonly kind: 'retry' | 'requeued';
@@ -173,7 +178,7 @@ async function claimAfterReading(
     // The message that settled the job is back: its event may not have gone out (the worker died between the
     // job's last write and the event, or the event failed). Published again: at least once.
     deps.log.info('message that settled the job came back; publishing its event again', { jobId });
-    return { kind: 'skipped', job, ...(await announce(deps, job, receipt)) };
+    return { kind: 'skipped', job, settledByThis: true, ...(await announce(deps, job, receipt)) };
   }
   if (heldByAnother(job, receipt.messageId, now())) {
     // Another worker holds the job: this message is a duplicate (a sender's retry, a resend). The holder keeps

@@ -90,6 +90,10 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
         // A duplicate or stale message (the job is final or gone). Counted, which also keeps Powertools from
         // warning about a batch without metrics on every such message.
         metrics.addMetric('MessagesSkipped', MetricUnit.Count, 1);
+        // The message that failed the job, back: parking it may have been what failed (at least once, so the
+        // dead-letter alarm fires for every failed job; a second entry for a job is possible, and harmless).
+        if (outcome.settledByThis === true && outcome.job?.status === 'failed')
+          await deps.deadLetters.park([jobId], outcome.job.error?.code ?? 'FAILED');
         return settleEvent(record, jobId, outcome);
       case 'requeued':
         // A new message carries the job on (see processJob): this one is done.

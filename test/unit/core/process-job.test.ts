@@ -432,7 +432,11 @@ describe('processJob', () => {
 
     // The same message comes back: the event goes out, once, and the message can go.
     const again = await processJob(b.worker, jobId, receipt('m-1', 2));
-    expect(again).toEqual({ kind: 'skipped', job: expect.objectContaining({ status: 'stored' }) });
+    expect(again).toEqual({
+      kind: 'skipped',
+      job: expect.objectContaining({ status: 'stored' }),
+      settledByThis: true,
+    });
     expect(b.events.events.map((e) => [e.type, e.detail.jobId])).toEqual([['Document Stored', jobId]]);
   });
 

@@ -103,6 +103,24 @@ describe('worker handler', () => {
     expect(bench.events.events.map((e) => e.type)).toEqual(['Document Stored']);
   });
 
+  it('parks a failed job when parking failed the first time and its message comes back', async () => {
+    const { bench, deadLetters, jobId, run } = await setup();
+    bench.service.failCreate(new DocgenBadRequestError('the service refused the data'));
+    const park = jest.spyOn(deadLetters, 'park').mockRejectedValueOnce(new Error('SQS unavailable'));
+    const first = await run(sqsRecord('m-1', encodeJobMessage(jobId)));
+    expect(first).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
+    expect(deadLetters.messages).toEqual([]);
+
+    await expect(run(sqsRecord('m-1', encodeJobMessage(jobId), 2))).resolves.toEqual({
+      batchItemFailures: [],
+    });
+    expect(deadLetters.messages).toEqual([expect.objectContaining({ jobId, reason: 'DOCGEN_BAD_REQUEST' })]);
+    // Another message for the failed job parks nothing.
+    await run(sqsRecord('m-2', encodeJobMessage(jobId)));
+    expect(deadLetters.messages).toHaveLength(1);
+    expect(park).toHaveBeenCalledTimes(2);
+  });
+
   it('counts an event given up at the message’s last receive, and deletes the message', async () => {
     const { bench, observability, jobId, run } = await setup();
     for (let i = 0; i < 2; i += 1) bench.events.failNext(new Error('AccessDeniedException'));
