@@ -346,6 +346,8 @@ export class DocRelayMonitoring extends Construct {
           emf('JobsFailed', 'worker'),
           emf('JobRetries', 'worker'),
           emf('PoisonMessages', 'worker'),
+          emf('EventRetries', 'worker'),
+          emf('EventsNotPublished', 'worker'),
           emf('JobsResent', 'reconciler'),
         ],
         right: [emf('JobDuration', 'worker', 'p90')],
