@@ -174,7 +174,7 @@ async function claimAfterReading(
     return { kind: 'skipped' };
   }
   if (isFinal(job.status)) {
-    if (job.settledBy === undefined || job.settledBy !== receipt.messageId) return { kind: 'skipped', job };
+    if (job.settledBy !== receipt.messageId) return { kind: 'skipped', job };
     // The message that settled the job is back: its event may not have gone out (the worker died between the
     // job's last write and the event, or the event failed). Published again: at least once.
     deps.log.info('message that settled the job came back; publishing its event again', { jobId });
