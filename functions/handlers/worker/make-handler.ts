@@ -92,7 +92,8 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
         metrics.addMetric('MessagesSkipped', MetricUnit.Count, 1);
         // The message that failed the job, back: parking it may have been what failed (at least once, so the
         // dead-letter alarm fires for every failed job). When it came back for the event instead, the job gets a
-        // second entry: harmless, `dlq redrive` finds the job open again after the first.
+        // second entry: harmless, `dlq redrive` resets the job at the first, and the worker skips the extra
+        // message the second one sends.
         if (outcome.settledByThis === true && outcome.job?.status === 'failed')
           await deps.deadLetters.park([jobId], outcome.job.error?.code ?? 'FAILED');
         return settleEvent(record, jobId, outcome);
