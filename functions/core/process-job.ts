@@ -80,27 +80,31 @@ export interface WorkerDeps {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
+/** What became of a settled job's event, when it did not simply go out (see `announce`). */
+export type EventFollowUp = {
+  /**
+   * The job's event could not be published: keep the message, which comes back after this many seconds and
+   * publishes it again (the job itself is settled).
+   */
+  readonly eventRetrySeconds?: number;
+  /** The job's event could not be published, and its message has no receive left: given up, logged. */
+  readonly eventLost?: boolean;
+};
+
 /**
  * What happened to one message: done (delete it), try again after a delay (keep it, deferred), or requeued
  * (a new message was sent to try again after the delay: delete this one).
  */
 export type JobOutcome =
-  | {
+  | (EventFollowUp & {
       readonly kind: 'stored' | 'failed' | 'skipped';
       readonly job?: JobRecord;
-      /**
-       * The job's event could not be published: keep the message, which comes back after this many seconds
-       * and publishes it again (the job itself is settled).
-       */
-      readonly eventRetrySeconds?: number;
-      /** The job's event could not be published, and its message has no receive left: given up, logged. */
-      readonly eventLost?: boolean;
       /**
        * Skipped because the job is settled, and this is the message that settled it, back again: whatever
        * followed its settling (the event, parking a failed job's message) may not have happened.
        */
       readonly settledByThis?: boolean;
-    }
+    })
   | {
       readonly kind: 'retry' | 'requeued';
       readonly delaySeconds: number;
@@ -578,11 +582,7 @@ const MAX_EVENT_RETRY_SECONDS = 900;
  * kept to try again when it comes back (the job records which message settled it), doubling the wait from
  * the retry base; at its last allowed receive the event is given up, with an error logged.
  */
-async function announce(
-  deps: WorkerDeps,
-  job: JobRecord,
-  receipt: Receipt,
-): Promise<Pick<JobOutcome & { kind: 'stored' }, 'eventRetrySeconds' | 'eventLost'>> {
+async function announce(deps: WorkerDeps, job: JobRecord, receipt: Receipt): Promise<EventFollowUp> {
   const type = job.status === 'stored' ? 'Document Stored' : 'Document Failed';
   if (await publish(deps, type, job)) return {};
   if (receipt.receiveCount >= deps.maxReceiveCount) {

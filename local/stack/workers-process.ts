@@ -176,6 +176,8 @@ function timerPause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
+      // Each pause of a long restart loop would otherwise leave its listener on the stack's one signal.
+      signal.removeEventListener('abort', done);
       resolve();
     };
     const timer = setTimeout(done, ms);

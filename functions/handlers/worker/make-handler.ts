@@ -13,7 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { decodeJobMessage, InvalidJobMessageError } from '../../adapters/sqs/job-message';
 import { DocrelayError } from '../../commons/errors';
 import { type Observability, traced } from '../../commons/observability';
-import { type JobOutcome, processJob, type WorkerDeps } from '../../core/process-job';
+import { type EventFollowUp, type JobOutcome, processJob, type WorkerDeps } from '../../core/process-job';
 import type { DeadLetterQueue, JobQueue } from '../../ports/job-queue';
 
 /** What the worker handler needs: the core's dependencies, and the queues its messages come from and go to. */
@@ -112,11 +112,7 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
    * A settled job whose event did not go out: its message is kept (deferred) and publishes it when it comes
    * back, or, with no receive left, the loss is counted (`EventsNotPublished`, alarmed on AWS).
    */
-  const settleEvent = async (
-    record: SQSRecord,
-    jobId: string,
-    outcome: Pick<JobOutcome & { kind: 'stored' }, 'eventRetrySeconds' | 'eventLost'>,
-  ): Promise<void> => {
+  const settleEvent = async (record: SQSRecord, jobId: string, outcome: EventFollowUp): Promise<void> => {
     if (outcome.eventLost === true) metrics.addMetric('EventsNotPublished', MetricUnit.Count, 1);
     if (outcome.eventRetrySeconds === undefined) return;
     metrics.addMetric('EventRetries', MetricUnit.Count, 1);
