@@ -43,7 +43,7 @@ export async function toJobView(
       return {
         bucket,
         key,
-        size: file.storedSize ?? file.size,
+        size: file.storedSize ?? file.size ?? 0,
         sha256: file.sha256 ?? '',
         mimeType: file.mimeType,
         filename: file.filename,

@@ -25,8 +25,8 @@ export interface JobFile {
   fileId: string;
   filename: string;
   mimeType: string;
-  /** Size the service gave (bytes). */
-  size: number;
+  /** Size the service gave (its unit is not documented; bytes in every answer seen); absent when it gave none. */
+  size?: number;
   bucket?: string;
   key?: string;
   /** SHA-256 (hex) of the bytes stored, computed while streaming. */

@@ -66,8 +66,22 @@ export const isServiceOutage = (error: unknown): boolean =>
   error instanceof DocgenNetworkError;
 
 /**
- * Exponential backoff with full jitter over `failures` (at least 1 s), at least what a rate limit asked for,
- * at most MAX_BACKOFF_SECONDS.
+ * How long the service asked us to wait (its Retry-After), when it did on a rate limit (429) or an
+ * unavailable answer (503 during maintenance, any 5xx that carries one); undefined otherwise.
+ */
+export function askedRetryAfterMs(error: unknown): number | undefined {
+  return error instanceof DocgenRateLimitedError || error instanceof DocgenUnavailableError
+    ? error.retryAfterMs
+    : undefined;
+}
+
+/** The service asked us to back off: any rate limit, or another answer that gave a Retry-After. */
+const backsOff = (error: unknown): boolean =>
+  error instanceof DocgenRateLimitedError || askedRetryAfterMs(error) !== undefined;
+
+/**
+ * Exponential backoff with full jitter over `failures` (at least 1 s), at least what the service asked for
+ * (askedRetryAfterMs), at most MAX_BACKOFF_SECONDS.
  */
 export function backoffSeconds(
   error: unknown,
@@ -77,10 +91,7 @@ export function backoffSeconds(
 ): number {
   const ceiling = Math.min(MAX_BACKOFF_SECONDS, baseSeconds * 2 ** Math.min(30, Math.max(0, failures - 1)));
   const jittered = Math.ceil(random * ceiling);
-  const asked =
-    error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined
-      ? error.retryAfterMs / 1000
-      : 0;
+  const asked = (askedRetryAfterMs(error) ?? 0) / 1000;
   return Math.min(MAX_BACKOFF_SECONDS, Math.max(1, jittered, Math.ceil(asked)));
 }
 
@@ -94,10 +105,11 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
   const failures = Math.max(facts.receiveCount, facts.attempts);
   const delaySeconds = (): number => backoffSeconds(error, failures, facts.retryBaseSeconds, facts.random);
   const outage = retryable && isServiceOutage(error);
-  if (error instanceof DocgenRateLimitedError && error.retryAfterMs !== undefined && facts.canRequeue) {
+  const askedMs = askedRetryAfterMs(error);
+  if (askedMs !== undefined && facts.canRequeue) {
     // The service said when to come back: a new message delayed until then carries the job, so the wait is
     // neither cut short nor counted as a failed receive (the queue's receive count starts over).
-    const asked = Math.min(MAX_BACKOFF_SECONDS, Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+    const asked = Math.min(MAX_BACKOFF_SECONDS, Math.max(1, Math.ceil(askedMs / 1000)));
     if (facts.nowMs - facts.receivedAtMs < facts.outageBudgetMs)
       return { kind: 'requeue', delaySeconds: asked, reason };
   }
@@ -143,9 +155,9 @@ export type CopyRetryDecision =
  * Decides, within an attempt, what a failed copy of a file (the download failed or was truncated, the store
  * refused it) means while the job holds its lease. A live link is tried again at once, after a short pause
  * that ends well before the link expires; when the link cannot outlive even that pause, a new document is
- * asked for now (waiting would only find the link dead). A rate limit (its Retry-After is honoured by
- * `decideRetry`), an error that is not retryable, or more failures than MAX_COPY_RETRIES_PER_ATTEMPT go to the
- * job's retry decision.
+ * asked for now (waiting would only find the link dead). An answer with a Retry-After (a rate limit, a 5xx
+ * that says when to come back: honoured by `decideRetry`), an error that is not retryable, or more failures
+ * than MAX_COPY_RETRIES_PER_ATTEMPT go to the job's retry decision.
  */
 export function decideCopyRetry(facts: {
   readonly error: unknown;
@@ -156,7 +168,7 @@ export function decideCopyRetry(facts: {
 }): CopyRetryDecision {
   const { error } = facts;
   const retryable = isRetryable(error) || !(error instanceof DocrelayError);
-  if (!retryable || error instanceof DocgenRateLimitedError) return { kind: 'settle' };
+  if (!retryable || backsOff(error)) return { kind: 'settle' };
   if (facts.failures > MAX_COPY_RETRIES_PER_ATTEMPT) return { kind: 'settle' };
   const pauseMs = COPY_RETRY_BASE_MS * 2 ** Math.max(0, facts.failures - 1);
   if (pauseMs * LINK_WAIT_SHARE <= facts.linkRemainingMs) return { kind: 'redownload', pauseMs };
@@ -167,10 +179,10 @@ export function decideCopyRetry(facts: {
  * The delay before a job's next attempt when it holds live links: the backoff, shortened so the next attempt
  * starts well before the links expire (and copies instead of asking for a new document). When not even a
  * second fits, the backoff stands: the next attempt finds the links past their expiry and asks for a new
- * document without trying them. Never shorter than a rate limit's Retry-After.
+ * document without trying them. Never shorter than a Retry-After the service gave.
  */
 export function fitDelayToLinks(delaySeconds: number, error: unknown, linkRemainingMs: number): number {
-  if (error instanceof DocgenRateLimitedError) return delaySeconds;
+  if (backsOff(error)) return delaySeconds;
   if (delaySeconds * 1000 * LINK_WAIT_SHARE <= linkRemainingMs) return delaySeconds;
   const fitted = Math.floor(linkRemainingMs / LINK_WAIT_SHARE / 1000);
   return fitted >= 1 ? fitted : delaySeconds;

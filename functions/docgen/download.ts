@@ -187,9 +187,12 @@ class Exchange {
     // The idle timer aborts the request, and the transport destroys the body with an AbortError.
     source.pipe(guard);
     const length = Number(response.header('content-length') ?? Number.NaN);
+    const contentLength = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+    const chunked = /(^|,)\s*chunked\s*$/i.test(response.header('transfer-encoding') ?? '');
     return {
       body: guard,
-      contentLength: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
+      contentLength,
+      framed: contentLength !== undefined || chunked,
       contentType: response.header('content-type'),
     };
   }

@@ -54,6 +54,12 @@ export interface DownloadResult {
   readonly body: Readable;
   /** `Content-Length` of the response, when the service sent one. */
   readonly contentLength?: number;
+  /**
+   * Whether the transport marks where the body ends (a Content-Length, or chunked encoding), so that a
+   * connection cut short fails the body rather than ending it early. A body without either ends when the
+   * connection closes, and only the service's `size` can tell a cut from the end.
+   */
+  readonly framed: boolean;
   /** `Content-Type` of the response, when the service sent one. */
   readonly contentType?: string;
 }

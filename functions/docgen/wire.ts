@@ -2,7 +2,10 @@
  * The service's answers as they travel (docs: /work/shared/docgen-service-interface.md) and their parsing.
  * The resource types in `types.ts` are derived from these schemas, so a field is written once. Strict on what
  * the client needs, lenient on the rest: nullish text becomes '', ids may come as numbers, unknown keys of
- * templates are kept. `zod/mini` keeps the validator small on the Lambda path.
+ * templates are kept, `null` where a field is optional reads as absent, and a value of an unexpected type in a
+ * field the client only passes on (a property's allowed values, a file's size) is read as best it can be
+ * rather than failing the template or a document already made. `zod/mini` keeps the validator small on the
+ * Lambda path.
  */
 import * as z from 'zod/mini';
 import { DocgenBadResponseError } from './errors';
@@ -21,6 +24,57 @@ const optionalText = z.optional(
   z.pipe(
     z.nullish(z.string()),
     z.transform((value) => value ?? undefined),
+  ),
+);
+/** An optional flag: `null` reads as absent. */
+const optionalFlag = z.optional(
+  z.pipe(
+    z.nullish(z.boolean()),
+    z.transform((value) => value ?? undefined),
+  ),
+);
+/** An optional list: `null` reads as absent. */
+const optionalArray = <T extends z.core.SomeType>(item: T) =>
+  z.optional(
+    z.pipe(
+      z.nullish(z.array(item)),
+      z.transform((value) => value ?? undefined),
+    ),
+  );
+/** An optional object: `null` reads as absent. */
+const optionalObject = <T extends z.core.SomeType>(schema: T) =>
+  z.optional(
+    z.pipe(
+      z.nullish(schema),
+      z.transform((value) => value ?? undefined),
+    ),
+  );
+/**
+ * The allowed values of a property: strings on the interface page; a number or a flag (a select of another
+ * property type) reads as its text, the form a mapped value is compared in. `null` entries are dropped.
+ */
+const allowedValuesSchema = z.optional(
+  z.pipe(
+    z.nullish(z.array(z.unknown())),
+    z.transform((values): string[] | undefined =>
+      values
+        ?.filter((value) => value !== null && value !== undefined)
+        .map((value) => (typeof value === 'object' ? JSON.stringify(value) : String(value))),
+    ),
+  ),
+);
+/**
+ * A generated file's `size`: an integer on the interface page, whose unit it does not give. A size that is
+ * missing, `null`, negative or not a number reads as unknown (the transport's Content-Length and the bytes
+ * read are what the copy checks); a numeric string reads as its number.
+ */
+const fileSizeSchema = z.optional(
+  z.pipe(
+    z.unknown(),
+    z.transform((value): number | undefined => {
+      const size = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+      return typeof size === 'number' && Number.isSafeInteger(size) && size >= 0 ? size : undefined;
+    }),
   ),
 );
 
@@ -49,7 +103,7 @@ export const templateFileSchema = z.looseObject({
   ),
   createdDateTime: textOr(''),
   lastModifiedDateTime: textOr(''),
-  usedProperties: z.optional(z.array(usedPropertySchema)),
+  usedProperties: optionalArray(usedPropertySchema),
 });
 
 /**
@@ -60,9 +114,9 @@ export const templateFileSchema = z.looseObject({
 export const templatePropertySchema = z.looseObject({
   type: z.string(),
   name: z.string(),
-  label: z.optional(z.string()),
+  label: optionalText,
   description: optionalText,
-  allowedValues: z.optional(z.array(z.string())),
+  allowedValues: allowedValuesSchema,
   defaultValue: z.optional(
     z.pipe(
       z.unknown(),
@@ -75,8 +129,8 @@ export const templatePropertySchema = z.looseObject({
       ),
     ),
   ),
-  multipleValues: z.optional(z.boolean()),
-  readOnly: z.optional(z.boolean()),
+  multipleValues: optionalFlag,
+  readOnly: optionalFlag,
 });
 
 /** A template as listed (no `properties`) or read singly (with `properties`). */
@@ -89,7 +143,7 @@ export const templateSchema = z.looseObject({
     z.nullish(z.array(templateFileSchema)),
     z.transform((value) => value ?? []),
   ),
-  properties: z.optional(z.array(templatePropertySchema)),
+  properties: optionalArray(templatePropertySchema),
 });
 
 /** A page of the template list. */
@@ -108,11 +162,11 @@ export const documentFileSchema = z.pipe(
       id: idSchema,
       mimeType: textOr('application/octet-stream'),
       filename: z.string().check(z.minLength(1)),
-      size: z.number().check(z.nonnegative()),
-      templateFileReference: z.optional(
-        z.object({ id: idSchema, name: z.optional(z.string()), templateId: z.optional(idSchema) }),
+      size: fileSizeSchema,
+      templateFileReference: optionalObject(
+        z.object({ id: idSchema, name: optionalText, templateId: z.optional(idSchema) }),
       ),
-      isTemporary: z.optional(z.boolean()),
+      isTemporary: optionalFlag,
       '@api.downloadUrl': z.optional(z.string().check(z.minLength(1))),
       '@api.downloadURL': z.optional(z.string().check(z.minLength(1))),
     })
@@ -135,7 +189,7 @@ export const documentSchema = z.object({
     z.nullish(z.record(z.string(), z.unknown())),
     z.transform((value): Record<string, unknown> => value ?? {}),
   ),
-  templateReference: z.optional(z.object({ id: idSchema, name: z.optional(z.string()) })),
+  templateReference: optionalObject(z.object({ id: idSchema, name: optionalText })),
   files: z.array(documentFileSchema).check(z.minLength(1)),
 });
 

@@ -10,6 +10,8 @@ import type { TemplateSource } from '../mapping/mapper';
 export interface DocumentDownload {
   readonly body: Readable;
   readonly contentLength?: number;
+  /** The transport marks where the body ends (Content-Length or chunked): a cut fails the body. */
+  readonly framed: boolean;
   readonly contentType?: string;
 }
 

@@ -24,6 +24,8 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
   private readonly links = new Map<string, Link>();
   private readonly createFaults: unknown[] = [];
   private readonly downloadFaults: Array<unknown | 'truncate' | 'expire'> = [];
+  private framing: 'length' | 'chunked' | 'close' = 'length';
+  private announce: (bytes: number) => number | undefined = (bytes) => bytes;
 
   constructor(private readonly templates: readonly Template[]) {}
 
@@ -35,6 +37,19 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
   /** Makes the next downloads fail: an error to throw, `truncate` (fewer bytes than announced) or `expire`. */
   failDownload(...faults: Array<unknown | 'truncate' | 'expire'>): void {
     this.downloadFaults.push(...faults);
+  }
+
+  /**
+   * How downloads frame their bodies from now on: with a Content-Length (the default), chunked (framed, no
+   * length) or ending with the connection (neither).
+   */
+  frameDownloads(framing: 'length' | 'chunked' | 'close'): void {
+    this.framing = framing;
+  }
+
+  /** The `size` the create answers give a file of so many bytes from now on (undefined: none). */
+  announceSizes(announce: (bytes: number) => number | undefined): void {
+    this.announce = announce;
   }
 
   /** Expires every link handed out so far. */
@@ -64,11 +79,12 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
         const bytes = Buffer.from(`${file.filename}:${JSON.stringify(request.data)}`);
         const url = `memory://docgen/${id}/${file.id}?token=${randomUUID()}`;
         this.links.set(url, { bytes, mimeType: file.mimeType, expired: false });
+        const size = this.announce(bytes.length);
         return {
           id: `${id}-${file.id}`,
           mimeType: file.mimeType,
           filename: file.filename,
-          size: bytes.length,
+          ...(size === undefined ? {} : { size }),
           downloadUrl: url,
         };
       }),
@@ -81,18 +97,15 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
     const fault = this.downloadFaults.shift();
     if (fault === 'expire' && link !== undefined) link.expired = true;
     if (link === undefined || link.expired) throw new DocgenLinkExpiredError('the download link has expired');
-    if (fault === 'truncate') {
-      return {
-        body: Readable.from([link.bytes.subarray(0, Math.floor(link.bytes.length / 2))]),
-        contentLength: link.bytes.length,
-        contentType: link.mimeType,
-      };
-    }
-    if (fault !== undefined && fault !== 'expire') throw fault;
-    return {
-      body: Readable.from([link.bytes]),
-      contentLength: link.bytes.length,
+    const framing = {
+      ...(this.framing === 'length' ? { contentLength: link.bytes.length } : {}),
+      framed: this.framing !== 'close',
       contentType: link.mimeType,
     };
+    if (fault === 'truncate') {
+      return { body: Readable.from([link.bytes.subarray(0, Math.floor(link.bytes.length / 2))]), ...framing };
+    }
+    if (fault !== undefined && fault !== 'expire') throw fault;
+    return { body: Readable.from([link.bytes]), ...framing };
   }
 }

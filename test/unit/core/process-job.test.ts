@@ -272,6 +272,39 @@ describe('processJob', () => {
     expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
   });
 
+  it("takes the transport's framing over the service's size, whose unit is not documented", async () => {
+    const kib = (bytes: number) => Math.ceil(bytes / 1024);
+    for (const framing of ['length', 'chunked'] as const) {
+      const b = memoryBench();
+      b.service.announceSizes(kib);
+      b.service.frameDownloads(framing);
+      const jobId = await oneJob(b);
+      expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+      const file = (await job(b, jobId)).files[0];
+      expect(file).toMatchObject({ size: 1 });
+      expect(file?.storedSize).toBeGreaterThan(1);
+      expect(b.log.lines.some((l) => l.message.startsWith('the service announced a size'))).toBe(true);
+    }
+  });
+
+  it("checks a body that ends with its connection against the service's size: the one guard left", async () => {
+    const b = memoryBench();
+    b.service.frameDownloads('close');
+    const jobId = await oneJob(b);
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    b.service.announceSizes((bytes) => bytes + 1);
+    const other = await oneJob(b, 'n-2');
+    expect(await processJob(b.worker, other, receipt('m-2'))).toMatchObject({
+      kind: 'retry',
+      error: { code: 'COPY_SIZE_MISMATCH' },
+    });
+    // No size at all: nothing to check it against, and the bytes read are what is recorded.
+    b.service.announceSizes(() => undefined);
+    const third = await oneJob(b, 'n-3');
+    expect((await processJob(b.worker, third, receipt('m-3'))).kind).toBe('stored');
+    expect((await job(b, third)).files[0]?.size).toBeUndefined();
+  });
+
   it('downloads again within the attempt while the link lives, without a second document', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);

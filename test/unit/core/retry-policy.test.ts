@@ -47,6 +47,11 @@ describe('backoffSeconds', () => {
       MAX_BACKOFF_SECONDS,
     );
   });
+
+  it('waits at least what a 5xx asked for with its Retry-After (a service in maintenance)', () => {
+    expect(backoffSeconds(new DocgenUnavailableError('503', { retryAfterMs: 30_000 }), 1, 5, 0)).toBe(30);
+    expect(backoffSeconds(new DocgenUnavailableError('503'), 1, 5, 0)).toBe(1);
+  });
 });
 
 describe('decideRetry', () => {
@@ -90,6 +95,10 @@ describe('decideRetry', () => {
       kind: 'retry',
       delaySeconds: 25,
     });
+    // A 5xx that says when to come back is waited out the same way (the client gave up on it at once when
+    // the wait was longer than its own budget).
+    const maintenance = new DocgenUnavailableError('503', { retryAfterMs: 30_000 });
+    expect(decideRetry(facts({ error: maintenance }))).toMatchObject({ kind: 'requeue', delaySeconds: 30 });
     const forever = new DocgenRateLimitedError('429', { retryAfterMs: 86_400_000 });
     expect(decideRetry(facts({ error: forever }))).toMatchObject({
       kind: 'requeue',
@@ -155,6 +164,12 @@ describe('decideCopyRetry', () => {
     expect(decideCopyRetry({ error: limited, failures: 1, linkRemainingMs: 3_600_000 }).kind).toBe('settle');
     const bad = new DocgenBadRequestError('400');
     expect(decideCopyRetry({ error: bad, failures: 1, linkRemainingMs: 3_600_000 }).kind).toBe('settle');
+    const maintenance = new DocgenUnavailableError('503', { retryAfterMs: 5_000 });
+    expect(decideCopyRetry({ error: maintenance, failures: 1, linkRemainingMs: 3_600_000 }).kind).toBe(
+      'settle',
+    );
+    const blip = new DocgenUnavailableError('503');
+    expect(decideCopyRetry({ error: blip, failures: 1, linkRemainingMs: 3_600_000 }).kind).toBe('redownload');
     expect(decideCopyRetry({ error: truncated, failures: 3, linkRemainingMs: 3_600_000 }).kind).toBe(
       'settle',
     );
@@ -174,5 +189,6 @@ describe('fitDelayToLinks', () => {
   });
   it('never cuts a Retry-After short', () => {
     expect(fitDelayToLinks(30, new DocgenRateLimitedError('429', { retryAfterMs: 30_000 }), 20_000)).toBe(30);
+    expect(fitDelayToLinks(30, new DocgenUnavailableError('503', { retryAfterMs: 30_000 }), 20_000)).toBe(30);
   });
 });

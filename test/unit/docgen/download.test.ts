@@ -44,6 +44,7 @@ describe('download', () => {
       downloadUrl: `${service.url}/files/f1?ver=1&token=tok-abcdefgh`,
     });
     expect(result.contentLength).toBe(11);
+    expect(result.framed).toBe(true);
     expect(result.contentType).toBe('text/plain');
     expect((await readAll(result.body)).toString()).toBe('hello world');
     expect(service.requests).toHaveLength(1);
@@ -178,6 +179,34 @@ describe('download', () => {
     }
     expect(received).toBe(40);
     expect(failed).toMatchObject({ code: 'DOCGEN_NETWORK' });
+  });
+
+  it('says a chunked body is framed: a cut fails it, though no length came', async () => {
+    service.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write('x'.repeat(40), () => res.socket?.destroy());
+    });
+    const result = await client().download(`${service.url}/files/1?token=t`);
+    expect(result).toMatchObject({ contentLength: undefined, framed: true });
+    let failed: unknown;
+    try {
+      for await (const _chunk of result.body);
+    } catch (error) {
+      failed = error;
+    }
+    expect(failed).toMatchObject({ code: 'DOCGEN_NETWORK' });
+  });
+
+  it('says a body that ends with its connection (no length, not chunked) is not framed', async () => {
+    service.handle((_req, res) => {
+      // Written by hand: Node's server would frame it.
+      res.socket?.end(
+        'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nuntil the end',
+      );
+    });
+    const result = await client().download(`${service.url}/files/1?token=t`);
+    expect(result).toMatchObject({ contentLength: undefined, framed: false });
+    expect((await readAll(result.body)).toString()).toBe('until the end');
   });
 
   it('gives up on a body that stops sending for longer than the timeout', async () => {
