@@ -251,9 +251,16 @@ async function acceptDelivery(
 ): Promise<AcceptedDelivery> {
   const rules = await evaluateRules(integration, delivery.input).catch(rethrowMapping);
   const { deliveryId } = delivery;
-  if (rules.length === 0) return { status: 200, body: { deliveryId, jobs: [] } };
-
   const now = deps.now?.() ?? new Date();
+  if (rules.length === 0) {
+    // A delivery seen before under this id is a duplicate whatever this copy matches (its body differs, or
+    // the config changed since): its jobs are the answer. One that matched no rule is not recorded (nothing
+    // to make or keep; a write for every event a sender sends unasked), so its copies answer the same again.
+    const seen = await deps.jobs.getDelivery(integration.id, deliveryId);
+    if (seen !== undefined) return answerDuplicate(deps, integration.id, deliveryId, now, seen);
+    return { status: 200, body: { deliveryId, jobs: [] } };
+  }
+
   const receivedAt = now.toISOString();
   const newId = deps.newId ?? randomUUID;
   const sealingSecret = await deps.secrets.get(deps.sealingSecretName);

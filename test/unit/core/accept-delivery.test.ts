@@ -71,6 +71,38 @@ describe('acceptWebhook', () => {
     expect(answer.body.jobs.map((j) => j.rule)).toEqual(['notes']);
   });
 
+  it('answers 200 with no jobs when no rule matches, recording and sending nothing', async () => {
+    const b = memoryBench();
+    const body = { id: 'p-1', action: 'edited', customer: 'A', number: '1' };
+    for (let copy = 0; copy < 2; copy += 1) {
+      expect(await acceptWebhook(b.ingest, signedWebhook('published', body))).toEqual({
+        status: 200,
+        body: { deliveryId: 'p-1', jobs: [] },
+      });
+    }
+    expect(b.jobs.writes).toEqual([]);
+    expect(b.queue.jobIds).toEqual([]);
+  });
+
+  it('answers a delivery seen before as a duplicate even when this copy matches no rule', async () => {
+    const b = memoryBench();
+    const first = await acceptWebhook(
+      b.ingest,
+      signedWebhook('published', { id: 'p-2', action: 'published', customer: 'A', number: '1' }),
+    );
+    expect(first.status).toBe(202);
+    // The same id with a body no rule matches (the sender changed it, or the config changed since).
+    const again = await acceptWebhook(
+      b.ingest,
+      signedWebhook('published', { id: 'p-2', action: 'edited', customer: 'A', number: '1' }),
+    );
+    expect(again).toEqual({
+      status: 200,
+      body: { deliveryId: 'p-2', jobs: first.body.jobs, duplicate: true },
+    });
+    expect(b.jobs.writes.map((w) => w.operation)).toEqual(['createDelivery']);
+  });
+
   it('answers a duplicate with the first jobs and sends nothing more once they were picked up', async () => {
     const b = memoryBench();
     const first = await acceptWebhook(

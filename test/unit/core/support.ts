@@ -15,7 +15,10 @@ import { invoiceTemplate, releaseTemplate } from '../mapping/fixtures/templates'
 export const WEBHOOK_SECRET = 'unit-webhook-secret-0123456789';
 export const SEALING_SECRET = 'unit-sealing-secret-0123456789abcdef';
 
-/** Two integrations: `notes` (one job) and `releases` (two rules, one of them conditional). */
+/**
+ * The integrations: `notes` (one job), `releases` (two rules, one of them conditional), `relayed` (its id from a
+ * header), `published` (one rule, only for `action = 'published'`) and `events-only`.
+ */
 export const config = parseConfig(`service:
   baseUrl: http://127.0.0.1:9
   apiKeySecret: unit/api-key
@@ -45,6 +48,14 @@ integrations:
     deliveryId: "$headers.\`x-request-id\`"
     documents:
       - name: invoice
+        template: { id: "9001" }
+        data: { Customer Name: "customer", Invoice Number: "number" }
+  - id: published
+    verify: { scheme: hmac-sha256, secret: unit/webhook, header: x-signature, prefix: "sha256=" }
+    deliveryId: "id"
+    documents:
+      - name: invoice
+        when: "action = 'published'"
         template: { id: "9001" }
         data: { Customer Name: "customer", Invoice Number: "number" }
   - id: events-only
