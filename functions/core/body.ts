@@ -6,7 +6,7 @@
  * Multipart is refused for now. The worker decodes the stored body text with the same functions.
  */
 import type { XMLParser } from 'fast-xml-parser';
-import { defineValue } from '../mapping/evaluate';
+import { defineValue, MAX_VALUE_DEPTH } from '../mapping/evaluate';
 import { DeliveryRefusedError } from './errors';
 
 /** The body formats docrelay decodes. */
@@ -166,6 +166,9 @@ function xmlTools(): NonNullable<typeof xml> {
         ignoreDeclaration: true,
         ignorePiTags: true,
         trimValues: true,
+        // The parser counts the elements open above the one it opens: this lets a document nest exactly as
+        // deep as a JSON payload may (MAX_VALUE_DEPTH), and refuses one level more.
+        maxNestedTags: MAX_VALUE_DEPTH - 1,
         // Repeated elements become arrays by the parser's own rule; single ones stay objects.
       }),
       validator: XMLValidator,
@@ -186,9 +189,29 @@ function parseXml(text: string): Record<string, unknown> {
   if (validator.validate(text) !== true) {
     throw new DeliveryRefusedError('malformed-body', 'The body is not well-formed XML.');
   }
-  const parsed: unknown = parser.parse(text);
+  let parsed: unknown;
+  try {
+    parsed = parser.parse(text);
+  } catch (error) {
+    // The parser throws plain Errors for what its validator lets through (nesting, reserved names, some
+    // malformed markup): each is the sender's body, never a reason for a 5xx a sender would retry forever.
+    throw new DeliveryRefusedError('malformed-body', xmlParseProblem(error));
+  }
   if (typeof parsed !== 'object' || parsed === null || Object.keys(parsed).length !== 1) {
     throw new DeliveryRefusedError('malformed-body', 'The XML body has no single document element.');
   }
   return parsed as Record<string, unknown>;
+}
+
+/** What a parser failure tells the sender: the limit or the name at fault, never a piece of the body. */
+function xmlParseProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  if (message.startsWith('Maximum nested tags exceeded')) {
+    return `The XML nests deeper than ${MAX_VALUE_DEPTH} elements.`;
+  }
+  const reserved = /Invalid name: "(__proto__|constructor|prototype)"/.exec(message);
+  if (reserved !== null) {
+    return `The XML uses "${reserved[1]}" as an element name, which docrelay refuses (JavaScript objects reserve it).`;
+  }
+  return 'The body is not well-formed XML.';
 }

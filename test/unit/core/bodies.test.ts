@@ -131,6 +131,47 @@ describe('body decoding', () => {
     }
   });
 
+  it('takes XML nested as deep as a JSON payload may (200), and refuses one level more by naming the limit', () => {
+    const nested = (depth: number): string => `${'<a>'.repeat(depth)}x${'</a>'.repeat(depth)}`;
+    expect(() => parseBodyText(nested(200), 'xml')).not.toThrow();
+    for (const depth of [201, 100_000]) {
+      expect(() => parseBodyText(nested(depth), 'xml')).toThrow(
+        new DeliveryRefusedError('malformed-body', 'The XML nests deeper than 200 elements.'),
+      );
+    }
+  });
+
+  it('refuses, as a malformed body, what the XML validator lets through and the parser throws on', () => {
+    expect(() => parseBodyText('<a><constructor>1</constructor></a>', 'xml')).toThrow(
+      /^The XML uses "constructor" as an element name/,
+    );
+    for (const text of ['<a><__proto__>1</__proto__></a>', '<c/><!', '<c/>&amp;<!']) {
+      const error = (() => {
+        try {
+          parseBodyText(text, 'xml');
+        } catch (thrown) {
+          return thrown;
+        }
+      })();
+      expect(error).toBeInstanceOf(DeliveryRefusedError);
+      expect((error as DeliveryRefusedError).reason).toBe('malformed-body');
+      // The answer names the problem, never a piece of the body.
+      expect((error as DeliveryRefusedError).message).not.toContain('<!');
+    }
+  });
+
+  it('refuses forms and text only with DeliveryRefusedError, whatever their fields', () => {
+    // A deep `payload` parses (V8's JSON.parse does not recurse); the mapping's depth check refuses it later.
+    const deep = `payload=${encodeURIComponent(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)}`;
+    expect(() => parseBodyText(deep, 'form')).not.toThrow();
+    expect(() => parseBodyText('payload={nope&a=%E0%A4%A&=&&==', 'form')).toThrow(DeliveryRefusedError);
+    expect(parseBodyText('a=%E0%A4%A&__proto__=1&constructor=2', 'form')).toMatchObject({
+      a: '\uFFFD%A',
+      constructor: '2',
+    });
+    expect(parseBodyText('<a><__proto__/></a>', 'text')).toBe('<a><__proto__/></a>');
+  });
+
   it('names each media type it takes, refuses multipart with 415, and reads old payloads as JSON', () => {
     expect(bodyType('application/cloudevents+json').format).toBe('json');
     expect(bodyType('text/xml').format).toBe('xml');
@@ -178,6 +219,16 @@ describe('deliveries beyond JSON, through ingest and worker', () => {
     expect(
       await reasonOf(acceptWebhook(b.ingest, post('form', 'multipart/form-data; boundary=z', 'x'))),
     ).toBe('unsupported-media-type');
+    expect(b.jobs.writes).toEqual([]);
+    expect(b.queue.messages).toEqual([]);
+  });
+
+  it('refuses XML nested past the limit as a malformed body (400), not a failure (500)', async () => {
+    const b = bench();
+    const deep = `<order>${'<a>'.repeat(300)}${'</a>'.repeat(300)}</order>`;
+    expect(await reasonOf(acceptWebhook(b.ingest, post('xml', 'application/xml', deep)))).toBe(
+      'malformed-body',
+    );
     expect(b.jobs.writes).toEqual([]);
     expect(b.queue.messages).toEqual([]);
   });
