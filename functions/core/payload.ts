@@ -5,6 +5,8 @@
 import * as z from 'zod/mini';
 import { DocrelayError } from '../commons/errors';
 import { openBytes, sealBytes } from '../commons/seal';
+import type { MappingInput } from '../mapping/evaluate';
+import { parseBodyText, storedBodyFormat } from './body';
 
 /** The delivery's input as JSONata sees it, minus the parsed body (kept as its JSON text). */
 export interface DeliveryPayload {
@@ -16,6 +18,21 @@ export interface DeliveryPayload {
   readonly contentType?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
+}
+
+/**
+ * What a rule's expressions see for a kept payload: its body parsed as the ingest parsed it (by its kept media
+ * type), with the same bindings (`$contentType`, `$headers`, `$query`, `$receivedAt`, and `$body` for text).
+ * Throws DeliveryRefusedError when the body no longer parses.
+ */
+export function payloadMappingInput(payload: DeliveryPayload, receivedAt: string): MappingInput {
+  return {
+    body: parseBodyText(payload.bodyText, storedBodyFormat(payload.contentType)),
+    contentType: payload.contentType ?? 'application/json',
+    headers: payload.headers,
+    query: payload.query,
+    receivedAt,
+  };
 }
 
 /** The sealed meta line's shape, built on first use: the ingest only seals, so zod stays out of its bundle. */

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { DocrelayError } from '../../functions/commons/errors';
 import type { LoadedConfig } from '../../functions/config/compile';
 import { findRule } from '../../functions/config/compile';
-import { JobConflictError } from '../../functions/core/errors';
+import { DeliveryRefusedError, JobConflictError } from '../../functions/core/errors';
 import type { JobRecord } from '../../functions/core/job';
-import { openPayload } from '../../functions/core/payload';
+import { openPayload, payloadMappingInput } from '../../functions/core/payload';
 import { ReplayRefusedError, resetJobForReplay } from '../../functions/core/replay';
 import { type HttpResponse, jsonResponse, problemResponse } from '../../functions/http/problem';
 import { MappingError } from '../../functions/mapping/errors';
@@ -165,18 +165,13 @@ async function mappedData(deps: ConsoleDeps, jobId: string): Promise<HttpRespons
   }
   try {
     const template = await deps.templates.getTemplate(rule.config.template.id);
-    const document = await mapRule(
-      rule,
-      {
-        body: JSON.parse(payload.bodyText),
-        headers: payload.headers,
-        query: payload.query,
-        receivedAt: job.receivedAt,
-      },
-      template,
-    );
+    // Parsed and bound as the worker maps it: a form, XML or text body is not JSON.
+    const document = await mapRule(rule, payloadMappingInput(payload, job.receivedAt), template);
     return jsonResponse(200, document);
   } catch (error) {
+    if (error instanceof DeliveryRefusedError) {
+      return conflict(`The kept payload no longer parses: ${error.message}`);
+    }
     const answer = mappingProblem(error);
     if (answer !== undefined) return answer;
     throw error;

@@ -1,6 +1,6 @@
 /**
  * The intake end to end, over HTTP through the local stack: a form, an XML and a text delivery each end as a
- * stored document with their mapped values; a sender described only in YAML (`scheme: hmac`) is verified,
+ * stored document with their mapped values, which the console's "mapped data" shows again; a sender described only in YAML (`scheme: hmac`) is verified,
  * deduplicated by its id header and refused when stale; an integration's configured answer is sent; a
  * challenge is answered with no job made. Every signature is computed here by hand, as the senders document.
  */
@@ -76,6 +76,12 @@ async function post(integration: string, secretName: string, body: Buffer, conte
   return t.post(integration, body, { 'content-type': contentType, 'x-signature': hmacSha256(secret, body) });
 }
 
+/** The console's "mapped data" of a job: its rule mapped again from the kept payload. */
+async function consoleMapped(jobId: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${t.url}/_console/jobs/${encodeURIComponent(jobId)}/mapped`);
+  return { status: response.status, body: await response.json() };
+}
+
 /** The stored text of the one job a delivery made. */
 async function storedText(answer: Answer<HookBody>): Promise<string> {
   expect(answer.status).toBe(202);
@@ -90,11 +96,15 @@ describe('bodies beyond JSON', () => {
     const body = Buffer.from(
       `name=Ada&payload=${encodeURIComponent(JSON.stringify({ title: 'From a form' }))}`,
     );
-    const text = await storedText(
-      await post('forms', 'intake/forms', body, 'application/x-www-form-urlencoded'),
-    );
+    const answer = await post('forms', 'intake/forms', body, 'application/x-www-form-urlencoded');
+    const text = await storedText(answer);
     expect(text).toContain('From a form');
     expect(text).toContain('Ada via application/x-www-form-urlencoded');
+    // The console maps it again as the worker did: a form, with $contentType bound.
+    expect(await consoleMapped(answer.body.jobs[0]?.jobId as string)).toMatchObject({
+      status: 200,
+      body: { data: { Title: 'From a form', Body: 'Ada via application/x-www-form-urlencoded' } },
+    });
   });
 
   it('stores an XML delivery in the documented shape, and answers as the integration configured', async () => {
@@ -118,12 +128,21 @@ describe('bodies beyond JSON', () => {
     const text = (await t.readObject(file?.bucket as string, file?.key as string)).bytes.toString('utf8');
     expect(text).toContain('Grace');
     expect(text).toContain('Compiler, Manual');
+    expect(await consoleMapped(jobId)).toMatchObject({
+      status: 200,
+      body: { data: { Title: 'Grace', Body: 'Compiler, Manual' } },
+    });
   });
 
   it('stores a text delivery, the mapping seeing it as $body', async () => {
     const body = Buffer.from('Plain words, as a sender posts them.');
-    const text = await storedText(await post('texts', 'intake/text', body, 'text/plain'));
+    const answer = await post('texts', 'intake/text', body, 'text/plain');
+    const text = await storedText(answer);
     expect(text).toContain('Plain words, as a sender posts them.');
+    expect(await consoleMapped(answer.body.jobs[0]?.jobId as string)).toMatchObject({
+      status: 200,
+      body: { data: { Title: 'A text', Body: 'Plain words, as a sender posts them.' } },
+    });
   });
 });
 
