@@ -144,6 +144,19 @@ describe('bodies beyond JSON', () => {
       body: { data: { Title: 'A text', Body: 'Plain words, as a sender posts them.' } },
     });
   });
+
+  it('refuses XML nested past the limit with 400 problem+json (a 5xx would be retried forever)', async () => {
+    const body = Buffer.from(`<order>${'<a>'.repeat(300)}${'</a>'.repeat(300)}</order>`);
+    const answer = await post('orders-xml', 'intake/xml', body, 'application/xml');
+    expect(answer).toMatchObject({
+      status: 400,
+      contentType: 'application/problem+json',
+      body: {
+        type: 'urn:docrelay:problem:malformed-body',
+        detail: 'The XML nests deeper than 200 elements.',
+      },
+    });
+  });
 });
 
 describe('a sender described only in YAML (scheme: hmac)', () => {
