@@ -24,6 +24,8 @@ export class ProblemError extends DocrelayError {
     readonly title: string,
     readonly detail: string,
     readonly extraHeaders: Record<string, string> = {},
+    /** Members beside the four fixed ones (RFC 9457 extensions), e.g. the choices of an ambiguous request. */
+    readonly extensions: Readonly<Record<string, unknown>> = {},
   ) {
     super(`PROBLEM_${slug.toUpperCase().replace(/-/g, '_')}`, detail);
   }
@@ -39,11 +41,15 @@ export function problemResponse(
   title: string,
   detail: string,
   headers: Record<string, string> = {},
+  extensions: Readonly<Record<string, unknown>> = {},
 ): HttpResponse {
+  const body: Record<string, unknown> = { type: problemType(slug), title, status, detail };
+  // An extension never replaces a fixed member.
+  for (const [name, value] of Object.entries(extensions)) if (!Object.hasOwn(body, name)) body[name] = value;
   return {
     statusCode: status,
     headers: { 'content-type': 'application/problem+json', ...headers },
-    body: JSON.stringify({ type: problemType(slug), title, status, detail }),
+    body: JSON.stringify(body),
   };
 }
 
@@ -76,7 +82,14 @@ export const isClientError = (error: unknown): boolean =>
 /** Maps any error to its HTTP answer. */
 export function errorResponse(error: unknown): HttpResponse {
   if (error instanceof ProblemError) {
-    return problemResponse(error.status, error.slug, error.title, error.detail, error.extraHeaders);
+    return problemResponse(
+      error.status,
+      error.slug,
+      error.title,
+      error.detail,
+      error.extraHeaders,
+      error.extensions,
+    );
   }
   if (error instanceof DeliveryRefusedError) {
     const { status, title } = REFUSALS[error.reason];

@@ -1,7 +1,8 @@
 /**
  * The jobs API Lambda (IAM-authorized on AWS): `GET /v1/jobs/{jobId}` (one job, with presigned links to its
  * files), `GET /v1/jobs?integration=&status=&since=&delivery=&limit=&cursor=` (jobs newest first, a page at a
- * time) and `GET /v1/deliveries/{deliveryId}` (a delivery and its jobs).
+ * time) and `GET /v1/deliveries/{deliveryId}[?integration=]` (a delivery and its jobs; an id that several
+ * integrations received is answered 409 with their list until one is named).
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
@@ -49,6 +50,15 @@ const unknownDelivery = (): ProblemError =>
   new ProblemError(404, 'unknown-delivery', 'Unknown delivery', 'No delivery has this id.');
 const badQuery = (detail: string): ProblemError =>
   new ProblemError(400, 'invalid-query', 'Invalid query', detail);
+const ambiguousDelivery = (integrations: readonly string[]): ProblemError =>
+  new ProblemError(
+    409,
+    'ambiguous-delivery',
+    'Ambiguous delivery',
+    `Several integrations received a delivery with this id (${integrations.join(', ')}): name one with ?integration=.`,
+    {},
+    { integrations },
+  );
 
 /** A delivery as `GET /v1/deliveries/{deliveryId}` answers it. */
 export interface DeliveryView {
@@ -56,6 +66,15 @@ export interface DeliveryView {
   integration: string;
   receivedAt: string;
   jobs: JobView[];
+}
+
+/** Reads the query of `GET /v1/deliveries/{deliveryId}`: the integration it names, if any. */
+export function parseDeliveryQuery(query: Readonly<Record<string, string>>): string | undefined {
+  const unknown = Object.keys(query).filter((name) => name !== 'integration');
+  if (unknown.length > 0) throw badQuery(`Unknown parameter ${unknown[0]}; known: integration.`);
+  const integration = query.integration;
+  if (integration !== undefined && integration.trim() === '') throw badQuery('integration is empty.');
+  return integration?.trim();
 }
 
 /** Reads the list query of `GET /v1/jobs`; a 400 problem names the parameter that is wrong. */
@@ -134,19 +153,27 @@ export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observabili
     });
   };
 
-  const getDelivery = async (deliveryId: string): Promise<APIGatewayProxyStructuredResultV2> => {
+  const getDelivery = async (
+    deliveryId: string,
+    query: Record<string, string>,
+  ): Promise<APIGatewayProxyStructuredResultV2> => {
+    const integration = parseDeliveryQuery(query);
     if (deliveryId === '' || deliveryId.length > MAX_DELIVERY_ID_LENGTH) throw unknownDelivery();
-    // One id may reach several integrations; the newest is answered, with the jobs of all of them.
-    const [newest, ...others] = await deps.jobs.findDeliveries(deliveryId);
-    if (newest === undefined) throw unknownDelivery();
-    const jobIds = [newest, ...others].flatMap((delivery) => delivery.jobs.map((job) => job.jobId));
-    const jobs = (await Promise.all(jobIds.map((jobId) => deps.jobs.getJob(jobId)))).flatMap((job) =>
-      job === undefined ? [] : [job],
+    const found = (await deps.jobs.findDeliveries(deliveryId)).filter(
+      (delivery) => integration === undefined || delivery.integration === integration,
+    );
+    const [delivery] = found;
+    if (delivery === undefined) throw unknownDelivery();
+    // One id may reach several integrations (the same bytes sent to two give the same body-hash id): one
+    // answer for both would name one integration with the jobs of all, so the caller must choose.
+    if (found.length > 1) throw ambiguousDelivery(found.map((each) => each.integration));
+    const jobs = (await Promise.all(delivery.jobs.map(({ jobId }) => deps.jobs.getJob(jobId)))).flatMap(
+      (job) => (job === undefined ? [] : [job]),
     );
     const body: DeliveryView = {
-      deliveryId: newest.deliveryId,
-      integration: newest.integration,
-      receivedAt: newest.receivedAt,
+      deliveryId: delivery.deliveryId,
+      integration: delivery.integration,
+      receivedAt: delivery.receivedAt,
       jobs: await Promise.all(jobs.map(view)),
     };
     return jsonResponse(200, body);
@@ -161,7 +188,7 @@ export function makeJobsApiHandler(deps: JobsApiDeps, observability: Observabili
     }
     const { jobId, deliveryId } = request.pathParameters;
     if (jobId !== undefined) return getJob(jobId);
-    if (deliveryId !== undefined) return getDelivery(deliveryId);
+    if (deliveryId !== undefined) return getDelivery(deliveryId, request.query);
     return listJobs(request.query);
   };
   return middy(handle)

@@ -554,7 +554,12 @@ async function find(event) {
   try {
     await api(`/v1/deliveries/${encodeURIComponent(id)}`);
     location.hash = `#/?delivery=${encodeURIComponent(id)}`;
-  } catch {
+  } catch (error) {
+    // 409: several integrations received this id; the list shows the jobs of each.
+    if (error.status === 409) {
+      location.hash = `#/?delivery=${encodeURIComponent(id)}`;
+      return;
+    }
     announce(`No job or delivery has the id ${id}`);
     show(h('h1', {}, 'Not found'), h('p', {}, `No job or delivery has the id ${id}.`));
   }

@@ -135,4 +135,69 @@ describe('GET /v1/deliveries/{deliveryId}', () => {
     expect(answer.status).toBe(404);
     expect(answer.body.type).toBe('urn:docrelay:problem:unknown-delivery');
   });
+
+  /** `seeded()`, plus one id received by github (minute 5) and by stripe (minute 6): the same bytes' hash. */
+  async function shared(): Promise<InMemoryJobRepository> {
+    const repo = await seeded();
+    for (const [integration, minute] of [
+      ['github', 5],
+      ['stripe', 6],
+    ] as const) {
+      const receivedAt = new Date(Date.UTC(2025, 5, 1, 12, minute)).toISOString();
+      const job = newJobRecord(integration, 'sha256:ab', receivedAt, Date.parse(receivedAt), {
+        jobId: `job-${integration}-shared`,
+        rule: 'r',
+        templateId: 'tpl',
+      });
+      await repo.createDelivery(
+        {
+          integration,
+          deliveryId: 'sha256:ab',
+          receivedAt,
+          jobs: [{ jobId: job.jobId, rule: 'r', templateId: 'tpl' }],
+          sealedPayload: 'sealed',
+        },
+        [job],
+      );
+    }
+    return repo;
+  }
+  const sharedEvent = (query: Record<string, string> = {}) =>
+    event('/v1/deliveries/sha256:ab', { deliveryId: 'sha256:ab' }, query);
+
+  it('answers an id several integrations received with 409, listing them, never one mixing their jobs', async () => {
+    const answer = await call(await shared(), sharedEvent());
+    expect(answer.status).toBe(409);
+    expect(answer.body).toEqual({
+      type: 'urn:docrelay:problem:ambiguous-delivery',
+      title: 'Ambiguous delivery',
+      status: 409,
+      detail: expect.stringContaining('?integration='),
+      integrations: ['stripe', 'github'],
+    });
+  });
+
+  it('answers the delivery of the integration named by ?integration=, with its jobs only', async () => {
+    const repo = await shared();
+    for (const integration of ['github', 'stripe']) {
+      const answer = await call(repo, sharedEvent({ integration }));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ deliveryId: 'sha256:ab', integration });
+      expect(ids(answer.body)).toEqual([`job-${integration}-shared`]);
+    }
+    const single = await call(
+      repo,
+      event('/v1/deliveries/d1', { deliveryId: 'd1' }, { integration: 'github' }),
+    );
+    expect(ids(single.body).sort()).toEqual(['job-d1-0', 'job-d1-1']);
+  });
+
+  it('answers 404 when the named integration has no such delivery, 400 for another parameter', async () => {
+    const repo = await shared();
+    expect((await call(repo, sharedEvent({ integration: 'shopify' }))).status).toBe(404);
+    const other = await call(repo, sharedEvent({ integraton: 'github' }));
+    expect(other.status).toBe(400);
+    expect(other.body.detail).toBe('Unknown parameter integraton; known: integration.');
+    expect((await call(repo, sharedEvent({ integration: ' ' }))).status).toBe(400);
+  });
 });
