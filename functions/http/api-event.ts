@@ -6,8 +6,9 @@ export interface ApiRequest {
   readonly method: string;
   /**
    * The public URL as the client addressed it, with the query string exactly as sent: scheme
-   * (`x-forwarded-proto`, else https), host, the stage when the path lacks it, path and query. The local
-   * stack produces the same events, so the same URL is rebuilt there.
+   * (`x-forwarded-proto`, else https), host, the stage when the path lacks it, path and query. API Gateway
+   * sets `x-forwarded-proto: https`; the local stack sets the scheme it served (http) unless the request
+   * carries one (a tunnel's), so the same code rebuilds the URL the client addressed in both.
    */
   readonly url: string;
   readonly rawBody: Buffer;

@@ -70,6 +70,13 @@ export function healthAnswer(health: LocalHealth | undefined): HttpResponse {
   };
 }
 
+/**
+ * The scheme this server serves. API Gateway tells the Lambda its own (`x-forwarded-proto: https`); this
+ * server tells the scheme it really served, so a sender that signs the URL (Twilio, Square, HubSpot) verifies
+ * against `http://127.0.0.1:PORT/...`. A request that carries its own (a tunnel such as ngrok sets it) keeps it.
+ */
+const SERVED_SCHEME = 'http';
+
 /** API Gateway's own payload limit: larger requests never reach a Lambda. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -97,6 +104,7 @@ export function toApiGatewayEvent(
         );
     } else headerMap.set(name.toLowerCase(), Array.isArray(value) ? value.join(',') : value);
   }
+  if (!headerMap.has('x-forwarded-proto')) headerMap.set('x-forwarded-proto', SERVED_SCHEME);
   // Maps, then own properties: a name like `constructor` or `__proto__` is a parameter like any other.
   const headers: Record<string, string> = Object.fromEntries(headerMap);
   const queryMap = new Map<string, string>();

@@ -1,6 +1,7 @@
 /**
  * The intake end to end, over HTTP through the local stack: a form, an XML and a text delivery each end as a
- * stored document with their mapped values, which the console's "mapped data" shows again; a sender described only in YAML (`scheme: hmac`) is verified,
+ * stored document with their mapped values, which the console's "mapped data" shows again; a Twilio delivery
+ * signed for the stack's own http URL is accepted; a sender described only in YAML (`scheme: hmac`) is verified,
  * deduplicated by its id header and refused when stale; an integration's configured answer is sent; a
  * challenge is answered with no job made. Every signature is computed here by hand, as the senders document.
  */
@@ -51,6 +52,13 @@ integrations:
       - name: note
         template: { id: "9003" }
         data: { Title: "title" }
+  - id: sms
+    verify: { scheme: twilio, secret: intake/twilio }
+    respond: { status: 200, contentType: text/xml, body: "<Response/>" }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "From", Body: "Body" }
   - id: slack-app
     verify: { scheme: slack, secret: intake/slack }
     documents:
@@ -187,6 +195,33 @@ describe('a sender described only in YAML (scheme: hmac)', () => {
     });
     expect(forged.status).toBe(401);
     expect(await storedText(first)).toContain('Described in YAML');
+  });
+});
+
+describe('a sender that signs the URL (twilio), over plain http', () => {
+  it('accepts a delivery signed for the http URL the local stack serves', async () => {
+    const secret = await t.secret('intake/twilio');
+    const url = `${t.url}/v1/hooks/sms`;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/hooks\/sms$/);
+    const fields = { From: '+15551234567', Body: 'Signed for http' };
+    // As Twilio documents it: HMAC-SHA1 (base64) of the URL, then each field's name and value by name.
+    const signed = Object.keys(fields)
+      .sort()
+      .reduce((text, name) => text + name + fields[name as keyof typeof fields], url);
+    const signature = createHmac('sha1', secret).update(signed).digest('base64');
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': signature,
+      },
+      body: new URLSearchParams(fields).toString(),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('<Response/>');
+    const [job] = (await t.getJobs('?integration=sms')).jobs;
+    const [view] = await t.waitForJobs([job?.jobId as string]);
+    expect(view?.status).toBe('stored');
   });
 });
 
