@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { LoadedConfig } from '../../functions/config/compile';
 import { errorResponse, type HttpResponse, problemResponse } from '../../functions/http/problem';
 import { localContext } from './lambda-context';
 
@@ -39,7 +40,33 @@ export interface ApiRoutes {
   readonly putEvent?: (integrationId: string, event: unknown) => Promise<unknown>;
   /** The web console (its pages at `/` and `/console/*`, its actions at `/_console/*`). */
   readonly console?: LocalRoutes;
+  /**
+   * Hosts besides loopback that may reach the webhook URLs (`/v1/hooks/*`) only: those of the integrations'
+   * `publicUrl`s (a local tunnel's), read on every request so a config reload applies. @default none
+   */
+  readonly publicHosts?: () => readonly string[];
 }
+
+/**
+ * The hosts (`host[:port]`, as a Host header names them) of the integrations' `publicUrl`s: the only names
+ * besides loopback the local API answers to, and only on its webhook URLs.
+ */
+export function publicUrlHosts(config: LoadedConfig): readonly string[] {
+  let hosts = publicHostsOf.get(config);
+  if (hosts === undefined) {
+    const found = new Set<string>();
+    for (const integration of config.integrations.values()) {
+      const url = integration.config.publicUrl;
+      if (url !== undefined) found.add(new URL(url).host.toLowerCase());
+    }
+    hosts = [...found];
+    publicHostsOf.set(config, hosts);
+  }
+  return hosts;
+}
+
+/** publicUrlHosts per loaded config: asked on every request, it changes only with a reload. */
+const publicHostsOf = new WeakMap<LoadedConfig, readonly string[]>();
 
 /**
  * What the local stack's parts are doing. `restarting`: the workers' process ended unasked and is being
@@ -198,23 +225,32 @@ const problem = (status: number, slug: string, title: string, detail: string): H
 /** Local-only paths: what a web page must not reach (the console's actions, the events route). */
 const isLocalOnly = (path: string): boolean => path.startsWith('/_local/') || path.startsWith('/_console/');
 
+/** The webhook URLs: the only paths a public (tunnel) host may reach. */
+const WEBHOOK_PATH = /^\/v1\/hooks\/[^/]+$/;
+
 /**
  * Refuses what a web page in the developer's browser could send (issue 14 item 5): a Host that is not the
  * stack's own loopback address (DNS rebinding), a foreign Origin (a cross-site request), and, on local-only
  * routes, a POST that is not JSON (a CORS "simple" request needs no preflight; JSON does, and gets none).
+ * `publicHosts` (the integrations' `publicUrl` hosts, a tunnel's) reach the webhook URLs only: those verify
+ * every delivery, while the console and the jobs API are open on loopback and must stay there.
  */
 export function refuseForeign(
   request: { method: string; path: string; headers: IncomingMessage['headers'] },
   own: { host: string; port: number },
+  publicHosts: readonly string[] = [],
 ): HttpResponse | undefined {
   const hosts = new Set([`${own.host}:${own.port}`, `localhost:${own.port}`]);
   const host = (request.headers.host ?? '').toLowerCase();
-  if (!hosts.has(host)) {
+  const tunnelled = WEBHOOK_PATH.test(request.path) && publicHosts.includes(host);
+  if (!hosts.has(host) && !tunnelled) {
     return problem(
       421,
       'misdirected-request',
       'Misdirected request',
-      'This server answers only to its own loopback address.',
+      publicHosts.includes(host)
+        ? 'Through a publicUrl host only the webhook URLs (/v1/hooks/…) are served; the rest answers on loopback only.'
+        : 'This server answers only to its own loopback address.',
     );
   }
   const origin = request.headers.origin;
@@ -292,7 +328,7 @@ async function handle(
   const method = (request.method ?? 'GET').toUpperCase();
   const url = new URL(request.url ?? '/', 'http://localhost');
   const path = url.pathname;
-  const refused = refuseForeign({ method, path, headers: request.headers }, own);
+  const refused = refuseForeign({ method, path, headers: request.headers }, own, routes.publicHosts?.());
   if (refused !== undefined) {
     request.resume();
     return refused;

@@ -34,7 +34,7 @@ import { consoleRoutes } from '../console/console-routes';
 import { sqsDeadLetters } from '../console/dead-letters';
 import type { EmulatorHandle, EmulatorOptions } from '../emulator/server';
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
-import { startApiServer } from './api-server';
+import { publicUrlHosts, startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
@@ -323,6 +323,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           sealingSecret: () => secrets.get(LOCAL_SEALING_SECRET),
           stackLabel: 'local',
         }),
+        publicHosts: () => publicUrlHosts(wiring.config),
       },
       { port: settings.port, onRequest: line },
     );

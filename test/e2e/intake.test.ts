@@ -1,11 +1,13 @@
 /**
  * The intake end to end, over HTTP through the local stack: a form, an XML and a text delivery each end as a
  * stored document with their mapped values, which the console's "mapped data" shows again; a Twilio delivery
- * signed for the stack's own http URL is accepted; a sender described only in YAML (`scheme: hmac`) is verified,
+ * signed for the stack's own http URL is accepted, and so is one through a tunnel whose host is a publicUrl's
+ * (which reaches the webhook URLs only); a sender described only in YAML (`scheme: hmac`) is verified,
  * deduplicated by its id header and refused when stale; an integration's configured answer is sent; a
  * challenge is answered with no job made. Every signature is computed here by hand, as the senders document.
  */
 import { createHmac } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { parseConfig } from '../../functions/config/load';
 import { type Answer, type HookBody, startTestStack, type TestStack } from './helpers/stack';
 
@@ -54,6 +56,14 @@ integrations:
         data: { Title: "title" }
   - id: sms
     verify: { scheme: twilio, secret: intake/twilio }
+    respond: { status: 200, contentType: text/xml, body: "<Response/>" }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "From", Body: "Body" }
+  - id: sms-tunnel
+    verify: { scheme: twilio, secret: intake/twilio }
+    publicUrl: https://abc.tunnel.test/v1/hooks/sms-tunnel
     respond: { status: 200, contentType: text/xml, body: "<Response/>" }
     documents:
       - name: note
@@ -198,17 +208,51 @@ describe('a sender described only in YAML (scheme: hmac)', () => {
   });
 });
 
+/** Twilio's signature as it documents it: HMAC-SHA1 (base64) of the URL, then each field's name and value by name. */
+function twilioSignature(secret: string, url: string, fields: Record<string, string>): string {
+  const signed = Object.keys(fields)
+    .sort()
+    .reduce((text, name) => text + name + fields[name], url);
+  return createHmac('sha1', secret).update(signed).digest('base64');
+}
+
+/** One request to the stack over loopback with the headers given, Host included (as a tunnel forwards it). */
+function viaHost(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(t.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: hostname,
+        port,
+        method,
+        path,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('a sender that signs the URL (twilio), over plain http', () => {
   it('accepts a delivery signed for the http URL the local stack serves', async () => {
     const secret = await t.secret('intake/twilio');
     const url = `${t.url}/v1/hooks/sms`;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/hooks\/sms$/);
     const fields = { From: '+15551234567', Body: 'Signed for http' };
-    // As Twilio documents it: HMAC-SHA1 (base64) of the URL, then each field's name and value by name.
-    const signed = Object.keys(fields)
-      .sort()
-      .reduce((text, name) => text + name + fields[name as keyof typeof fields], url);
-    const signature = createHmac('sha1', secret).update(signed).digest('base64');
+    const signature = twilioSignature(secret, url, fields);
     const response = await fetch(url, {
       method: 'POST',
       headers: {
@@ -222,6 +266,37 @@ describe('a sender that signs the URL (twilio), over plain http', () => {
     const [job] = (await t.getJobs('?integration=sms')).jobs;
     const [view] = await t.waitForJobs([job?.jobId as string]);
     expect(view?.status).toBe('stored');
+  });
+});
+
+describe('a sender behind a local tunnel (publicUrl)', () => {
+  const host = 'abc.tunnel.test';
+
+  it("accepts a delivery forwarded with the publicUrl's Host and signed for that URL", async () => {
+    const secret = await t.secret('intake/twilio');
+    const fields = { From: '+15557654321', Body: 'Through a tunnel' };
+    const answer = await viaHost(
+      'POST',
+      '/v1/hooks/sms-tunnel',
+      {
+        host,
+        'x-forwarded-proto': 'https',
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilioSignature(secret, `https://${host}/v1/hooks/sms-tunnel`, fields),
+      },
+      new URLSearchParams(fields).toString(),
+    );
+    expect(answer).toEqual({ status: 200, body: '<Response/>' });
+    expect((await t.getJobs('?integration=sms-tunnel')).jobs).toHaveLength(1);
+  });
+
+  it("keeps the jobs API, the console and the other routes off the publicUrl's host (421)", async () => {
+    for (const path of ['/v1/jobs', '/_console/info', '/healthz', '/']) {
+      const answer = await viaHost('GET', path, { host });
+      expect({ path, status: answer.status }).toEqual({ path, status: 421 });
+      expect(JSON.parse(answer.body)).toMatchObject({ type: 'urn:docrelay:problem:misdirected-request' });
+    }
+    expect((await viaHost('POST', '/v1/hooks/sms', { host: 'other.tunnel.test' })).status).toBe(421);
   });
 });
 
