@@ -1,4 +1,6 @@
 /** The one module that reads environment variables: local settings and a Lambda function's settings. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { readLambdaSettings, readLocalSettings } from '../../../functions/commons/env';
 import { LAMBDA_ENV } from '../../../functions/config/lambda-env';
 
@@ -36,6 +38,18 @@ describe('readLocalSettings', () => {
     expect(readLocalSettings({ DOCRELAY_SECRETS_FILE: 's.json', PORT: '' }, '/srv').secretsFile).toBe(
       '/srv/s.json',
     );
+  });
+
+  it("matches the README's table of local variables, the secrets file's default included", () => {
+    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8').split('\n');
+    const defaultOf = (name: string): string | undefined =>
+      readme.find((line) => line.startsWith(`| \`${name}\``))?.split(' | ')[1];
+    const settings = readLocalSettings({ DOCRELAY_DATA_DIR: '/data' }, '/srv/app');
+    expect(defaultOf('PORT')).toBe(`\`${settings.port}\``);
+    expect(defaultOf('DOCRELAY_CONFIG')).toBe('`config/docrelay.yaml`');
+    expect(defaultOf('DOCRELAY_DATA_DIR')).toBe('`.docrelay/`');
+    expect(defaultOf('DOCRELAY_SECRETS_FILE')).toBe('`<DOCRELAY_DATA_DIR>/secrets.json`');
+    expect(settings.secretsFile).toBe('/data/secrets.json');
   });
 
   it.each(['http', '-1', '65536', '1.5'])('refuses PORT=%p', (port) => {
