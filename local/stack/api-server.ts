@@ -2,10 +2,19 @@
  * The local HTTP API: turns each request into the API Gateway HTTP API event (payload format 2.0) that the
  * same Lambda handlers get on AWS, and their answers back into HTTP. Routes as on AWS, plus `GET /healthz` and
  * the local-only `POST /_local/events/{integrationId}` that `docrelay put-event` uses to feed the event path.
+ * Every error, down to a request Node's parser refuses, is answered as problem+json.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { LoadedConfig } from '../../functions/config/compile';
 import { errorResponse, type HttpResponse, problemResponse } from '../../functions/http/problem';
@@ -277,6 +286,51 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
   response.end(body);
 }
 
+/**
+ * What Node's HTTP parser refused (no request object exists yet), as the statuses Node itself would give:
+ * oversized request line or headers 431, oversized chunk extensions 413, a request too slow to arrive 408,
+ * anything else that is not HTTP/1.1 400.
+ */
+export function clientErrorAnswer(code: string | undefined): HttpResponse {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return problem(
+        431,
+        'request-header-fields-too-large',
+        'Request header fields too large',
+        `The request line and headers are limited to ${maxHeaderSize} bytes.`,
+      );
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return problem(413, 'payload-too-large', 'Payload too large', 'The chunk extensions are too large.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return problem(408, 'request-timeout', 'Request timeout', 'The request did not arrive in time.');
+    default:
+      return problem(400, 'bad-request', 'Bad request', 'The request is not valid HTTP/1.1.');
+  }
+}
+
+/** Answers a parser error on the socket itself, as problem+json, then closes the connection. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset peer hears nothing; a response already under way cannot be followed by another.
+  const inFlight =
+    (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
+    socket.destroy();
+    return;
+  }
+  const answer = clientErrorAnswer(error.code);
+  const body = Buffer.from(answer.body, 'utf8');
+  const head = [
+    `HTTP/1.1 ${answer.statusCode} ${STATUS_CODES[answer.statusCode] ?? ''}`,
+    ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`),
+    `content-length: ${body.length}`,
+    'connection: close',
+    '',
+    '',
+  ].join('\r\n');
+  socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+}
+
 /** Starts the local API on `host:port` (port 0: any free port). */
 export async function startApiServer(
   routes: ApiRoutes,
@@ -296,6 +350,8 @@ export async function startApiServer(
       });
   });
   server.keepAliveTimeout = 5000;
+  // Without a listener Node answers a request it cannot parse with a bare status line and no body.
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
@@ -348,7 +404,18 @@ async function handle(
     headers: request.headers,
     remoteAddress: request.socket.remoteAddress,
   };
-  if (path === '/healthz') return healthAnswer(routes.health?.());
+  if (path === '/healthz') {
+    if (method !== 'GET' && method !== 'HEAD') {
+      return problemResponse(
+        405,
+        'method-not-allowed',
+        'Method not allowed',
+        'The health check is read with GET.',
+        { allow: 'GET, HEAD' },
+      );
+    }
+    return healthAnswer(routes.health?.());
+  }
   if (routes.console !== undefined) {
     const answer = await routes.console({ method, path, query: url.searchParams, body });
     if (answer !== undefined) return answer;

@@ -1,4 +1,7 @@
-/** The local `/healthz`: 200 while every part runs, 503 while the workers' process is being started again. */
+/**
+ * The local `/healthz`: 200 while every part runs, 503 while the workers' process is being started again; read
+ * with GET or HEAD only.
+ */
 import type { AddressInfo } from 'node:net';
 import { type LocalHealth, startApiServer } from '../../../../local/stack/api-server';
 
@@ -35,5 +38,22 @@ describe('GET /healthz', () => {
 
   it('answers 200 ok, and nothing of workers, on a server with none behind it (the console alone)', async () => {
     expect(await getHealth()).toEqual({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('answers another method with 405 problem+json and Allow: GET, HEAD', async () => {
+    const api = await startApiServer({ health: () => ({ workers: 'running' }) }, { port: 0 });
+    try {
+      const { port } = api.server.address() as AddressInfo;
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`, { method, body: '{}' });
+        expect(response.status).toBe(405);
+        expect(response.headers.get('allow')).toBe('GET, HEAD');
+        expect(response.headers.get('content-type')).toBe('application/problem+json');
+        expect(await response.json()).toMatchObject({ type: 'urn:docrelay:problem:method-not-allowed' });
+      }
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`, { method: 'HEAD' })).status).toBe(200);
+    } finally {
+      await api.close();
+    }
   });
 });
