@@ -139,8 +139,9 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
       bodyBytes,
       headers: redactHeaders(request.headers, verify),
       query: { ...request.query },
-      // JSON is what a payload without a content type means, so JSON ones stay as they always were.
-      ...(type.format === 'json' ? {} : { contentType: type.mediaType }),
+      // Plain JSON is what a payload without a content type means, so those stay as they always were; any
+      // other type is kept (`application/cloudevents+json` too), so the worker's `$contentType` is the ingest's.
+      ...(type.mediaType === 'application/json' ? {} : { contentType: type.mediaType }),
     },
   });
 }

@@ -15,7 +15,6 @@ import type { DocumentStore } from '../ports/document-store';
 import type { EventPublisher } from '../ports/event-publisher';
 import type { JobRepository } from '../ports/job-repository';
 import type { SecretSource } from '../ports/secret-source';
-import { parseBodyText, storedBodyFormat } from './body';
 import {
   AttemptsExhaustedError,
   DeliveryMissingError,
@@ -34,7 +33,7 @@ import {
   transitions,
 } from './job';
 import { holdLease, type Log } from './lease';
-import { openPayload } from './payload';
+import { openPayload, payloadMappingInput } from './payload';
 import {
   decideCopyRetry,
   decideRetry,
@@ -329,17 +328,7 @@ async function generateDocument(
   if (rule === undefined) throw new RuleRemovedError(job.integration, job.rule);
   const payload = openPayload(delivery.sealedPayload, sealingSecret, job.integration, job.deliveryId);
   const template = await deps.templates.getTemplate(job.templateId);
-  const mapped = await mapRule(
-    rule,
-    {
-      body: parseBodyText(payload.bodyText, storedBodyFormat(payload.contentType)),
-      contentType: payload.contentType ?? 'application/json',
-      headers: payload.headers,
-      query: payload.query,
-      receivedAt: job.receivedAt,
-    },
-    template,
-  );
+  const mapped = await mapRule(rule, payloadMappingInput(payload, job.receivedAt), template);
   const created = await deps.docgen.createDocument({
     templateId: mapped.templateId,
     data: mapped.data,

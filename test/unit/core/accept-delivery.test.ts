@@ -5,7 +5,7 @@ import { acceptEvent, acceptWebhook } from '../../../functions/core/accept-deliv
 import { DeliveryRefusedError } from '../../../functions/core/errors';
 import { transitions } from '../../../functions/core/job';
 import { ENQUEUE_GRACE_MS } from '../../../functions/core/outbox';
-import { openPayload } from '../../../functions/core/payload';
+import { openPayload, payloadMappingInput } from '../../../functions/core/payload';
 import { memoryBench, SEALING_SECRET, signedWebhook, WEBHOOK_SECRET } from './support';
 
 /** A worker's claim: the job is no longer waiting for its first pickup. */
@@ -60,6 +60,26 @@ describe('acceptWebhook', () => {
     expect(payload.headers['x-signature']).toBeUndefined();
     // Two calls before the answer: the delivery with its jobs (one transaction on DynamoDB), then the messages.
     expect(b.jobs.writes.map((w) => w.operation)).toEqual(['createDelivery']);
+  });
+
+  it("keeps a JSON body's own media type, so the worker's $contentType is the ingest's", async () => {
+    const b = memoryBench();
+    const kept = async (contentType: string, id: string) => {
+      const webhook = signedWebhook(
+        'notes',
+        { id, customer: 'A', number: '1' },
+        { 'content-type': contentType },
+      );
+      await acceptWebhook(b.ingest, webhook);
+      const delivery = await b.jobs.getDelivery('notes', id);
+      const payload = openPayload(delivery?.sealedPayload ?? '', SEALING_SECRET, 'notes', id);
+      return payloadMappingInput(payload, '2026-01-01T00:00:00.000Z');
+    };
+    expect(await kept('application/cloudevents+json; charset=utf-8', 'c-1')).toMatchObject({
+      contentType: 'application/cloudevents+json',
+      body: { id: 'c-1', customer: 'A' },
+    });
+    expect(await kept('application/json', 'c-2')).toMatchObject({ contentType: 'application/json' });
   });
 
   it('makes no job for a rule whose condition does not hold', async () => {
