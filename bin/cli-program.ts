@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, type HelpContext, InvalidArgumentError, Option } from 'commander';
 import type { CommandContext } from './commands/types';
 
 /** The package version (`docrelay --version`). */
@@ -50,6 +50,33 @@ export function intOption(min: number, max: number): (text: string) => number {
   };
 }
 
+/** Lines joined into one (commander puts a suggestion on a line of its own). */
+const oneLine = (text: string): string =>
+  text
+    .trim()
+    .split(/\s*\n\s*/)
+    .join(' ');
+
+/**
+ * A command that only groups others (`jobs`, `templates`, `dlq`). Run without one of them it fails with a
+ * one-line usage error naming them, where commander would print its whole help on stderr.
+ */
+class CommandGroup extends Command {
+  override help(context?: HelpContext): never;
+  /** @deprecated commander's old form, kept for its typings. */
+  override help(cb: (str: string) => string): never;
+  override help(context?: HelpContext | ((str: string) => string)): never {
+    if (typeof context === 'object' && context.error === true) {
+      const names = this.commands.map((command) => command.name());
+      this.error(`error: missing command for docrelay ${this.name()}: ${names.join(', ')}`, {
+        exitCode: 2,
+        code: 'docrelay.missingCommand',
+      });
+    }
+    return super.help(context as HelpContext);
+  }
+}
+
 /**
  * Builds the program for one run. Output goes to the context's streams; commander never exits the process
  * (exitOverride), and each action hands its exit code to `done`.
@@ -67,8 +94,8 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     .configureOutput({
       writeOut: (text) => ctx.stdout.write(text),
       writeErr: (text) => ctx.stderr.write(text),
-      // A usage error is one line, with where to look.
-      outputError: (text, write) => write(`${text.trimEnd()} (add --help for usage)\n`),
+      // A usage error is one line, with where to look: a suggestion ("(Did you mean send?)") joins it.
+      outputError: (text, write) => write(`${oneLine(text)} (add --help for usage)\n`),
     })
     .showSuggestionAfterError(true)
     .configureHelp({ helpWidth: 110 })
@@ -143,6 +170,13 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
       done(await load.init().init(ctx, integrationId, options));
     });
 
+  /** A command of commands, with the program's settings (output, exit override, help). */
+  const group = (name: string, description: string): Command => {
+    const command = new CommandGroup(name).description(description).copyInheritedSettings(program);
+    program.addCommand(command);
+    return command;
+  };
+
   program
     .command('workspace')
     .description('show the service workspace the API key belongs to')
@@ -151,9 +185,7 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
       done(await load.workspace().workspace(ctx, options));
     });
 
-  const templates = program
-    .command('templates')
-    .description('list templates, or show one with its properties');
+  const templates = group('templates', 'list templates, or show one with its properties');
   templates
     .command('list')
     .description("list the service's templates")
@@ -239,7 +271,7 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
       done(await load.putEvent().putEvent(ctx, integrationId, options));
     });
 
-  const jobs = program.command('jobs').description('find, show and download jobs');
+  const jobs = group('jobs', 'find, show and download jobs');
   jobs
     .command('list')
     .description('list jobs, newest first')
@@ -314,7 +346,7 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
       done(await load.replay().replay(ctx, jobId, options));
     });
 
-  const dlq = program.command('dlq').description("the jobs' dead-letter queue");
+  const dlq = group('dlq', "the jobs' dead-letter queue");
   const maxOption = (): Option =>
     new Option('--max <n>', 'messages to look at').default(100).argParser(intOption(1, 100_000));
   dlq

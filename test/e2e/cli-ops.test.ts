@@ -557,7 +557,7 @@ describe('usage and targets', () => {
       /scheme stripe carries no delivery id header/,
     ],
     [['put-event', 'order-events'], /required option '--event <file>' not specified/],
-    [['jobs', 'lis'], /unknown command 'lis'.*Did you mean list\?/s],
+    [['jobs', 'lis'], /unknown command 'lis' \(Did you mean list\?\)/],
     [['jobs', 'list', 'x'], /too many arguments for 'list'/],
     [['jobs', 'list', '--status', 'done'], /Allowed choices are queued, processing, created, stored, failed/],
     [['jobs', 'list', '--since', 'yesterday'], /--since must be an ISO 8601 time or a duration/],
@@ -571,16 +571,20 @@ describe('usage and targets', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
+    oneLine(result.stderr);
   });
 
-  it.each([['jobs'], ['dlq'], ['templates']])(
-    '%s without a subcommand shows its subcommands on stderr, exit 2',
-    async (name) => {
-      const result = await cli([name]);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(new RegExp(`^Usage: docrelay ${name} \\[options\\] \\[command\\]`));
-    },
-  );
+  it.each([
+    ['jobs', 'list, show, download'],
+    ['dlq', 'list, redrive'],
+    ['templates', 'list, show'],
+  ])('%s without a subcommand names its subcommands on one line, exit 2', async (name, names) => {
+    const result = await cli([name]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `error: missing command for docrelay ${name}: ${names} (add --help for usage)\n`,
+    );
+  });
 
   it('says to start the stack when none runs for the data directory', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'docrelay-cli-ops-empty-'));

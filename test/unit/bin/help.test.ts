@@ -99,6 +99,33 @@ describe('docrelay --help', () => {
   });
 });
 
+describe('usage errors', () => {
+  it.each([
+    [['sned'], "error: unknown command 'sned' (Did you mean send?) (add --help for usage)"],
+    [['jobs', 'lst'], "error: unknown command 'lst' (Did you mean list?) (add --help for usage)"],
+    [
+      ['jobs', 'list', '--jsn'],
+      "error: unknown option '--jsn' (Did you mean --json?) (add --help for usage)",
+    ],
+  ])('%j is one line with its suggestion, exit 2', async (argv, line) => {
+    const result = await cli(argv);
+    expect(result).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
+  });
+
+  it.each([
+    ['jobs', 'list, show, download'],
+    ['templates', 'list, show'],
+    ['dlq', 'list, redrive'],
+  ])('%s without its command names the commands on one line, exit 2', async (name, names) => {
+    const result = await cli([name]);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `error: missing command for docrelay ${name}: ${names} (add --help for usage)\n`,
+    });
+  });
+});
+
 describe("the README's CLI table", () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.slice(

@@ -141,7 +141,7 @@ describe('docrelay templates', () => {
   });
 
   it.each([
-    [['templates'], /^Usage: docrelay templates \[options\] \[command\]/],
+    [['templates'], /^error: missing command for docrelay templates: list, show \(add --help for usage\)\n$/],
     [['templates', 'show'], /^error: missing required argument 'templateId'/],
     [['templates', 'frob'], /^error: unknown command 'frob'/],
     [['templates', 'list', '--nope'], /^error: unknown option '--nope'/],
