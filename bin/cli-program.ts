@@ -15,6 +15,12 @@ export function packageVersion(): string {
   return (JSON.parse(text) as { version?: string }).version ?? '0.0.0';
 }
 
+/**
+ * The stack name `npx cdk deploy` gives without `-c stackName` (lib/docrelay-app.ts's DEFAULT_STACK_NAME,
+ * not imported: that module loads aws-cdk-lib; a test keeps the two equal).
+ */
+const DEFAULT_STACK_NAME = 'DocRelay';
+
 /** `--header name:value`, `--query k=v`: repeated options collect into a list. */
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -327,7 +333,11 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     .description(
       'serve the web console of a deployed stack on loopback (the local stack serves its own at /)',
     )
-    .requiredOption('--stack <name>', 'the CloudFormation stack of the deployment')
+    .option(
+      '--stack <name>',
+      'the CloudFormation stack of the deployment; the default is the name npx cdk deploy gives without -c stackName',
+      DEFAULT_STACK_NAME,
+    )
     .addOption(new Option('--port <n>', 'the loopback port').default(3100).argParser(intOption(1, 65_535)))
     .option(
       '--sealing-secret <name>',

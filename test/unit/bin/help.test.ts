@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { buildProgram, commandPaths, packageVersion } from '../../../bin/cli-program';
 import { main } from '../../../bin/docrelay';
+import { DEFAULT_STACK_NAME } from '../../../lib/docrelay-app';
 
 const root = join(__dirname, '../../..');
 
@@ -96,6 +97,17 @@ describe('docrelay --help', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^Usage: docrelay ${path.join(' ')} `));
     for (const option of optionsOf(path)) expect(result.stdout).toContain(option);
+  });
+});
+
+describe('docrelay console', () => {
+  it('takes the stack the CDK app deploys by default when --stack is left out, and says so', async () => {
+    const stack = program.commands
+      .find((command) => command.name() === 'console')
+      ?.options.find((option) => option.long === '--stack');
+    expect(stack?.mandatory).toBe(false);
+    expect(stack?.defaultValue).toBe(DEFAULT_STACK_NAME);
+    expect((await cli(['console', '--help'])).stdout).toContain(`(default: "${DEFAULT_STACK_NAME}")`);
   });
 });
 
