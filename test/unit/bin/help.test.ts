@@ -29,12 +29,25 @@ const program = buildProgram(
 );
 const paths = commandPaths(program);
 
-/** The options a command's help lists (long names), hidden ones left out. */
-function optionsOf(path: readonly string[]): string[] {
+/** The options a command's help lists, hidden ones left out. */
+function visibleOptions(path: readonly string[]) {
   let command = program;
   for (const name of path) command = command.commands.find((c) => c.name() === name) ?? command;
-  return command.options.filter((o) => !o.hidden && o.long !== '--help').map((o) => o.long as string);
+  return command.options.filter((o) => !o.hidden && o.long !== '--help');
 }
+
+/** The options a command's help lists (long names). */
+const optionsOf = (path: readonly string[]): string[] => visibleOptions(path).map((o) => o.long as string);
+
+/**
+ * The options as the help spells them, value placeholder included and without a short alias, in brackets
+ * unless required: `--payload <file>`, `[--port <n>]`.
+ */
+const spelledOptionsOf = (path: readonly string[]): string[] =>
+  visibleOptions(path).map((o) => {
+    const flags = o.flags.replace(/^-[A-Za-z], /, '');
+    return o.mandatory ? ` ${flags}` : `[${flags}]`;
+  });
 
 describe('docrelay --version', () => {
   it.each([['--version'], ['-v']])('%s prints the package version and exits 0', async (flag) => {
@@ -147,12 +160,13 @@ describe("the README's CLI table", () => {
   const rows = section.split('\n').filter((line) => line.startsWith('| `'));
 
   it.each(paths.map((path) => [path.join(' ')]))(
-    'has a row for `%s` with every option of its help',
+    'has a row for `%s` with every option of its help, spelled as the help spells it',
     (name) => {
       const path = name.split(' ');
       const row = rows.find((line) => line.startsWith(`| \`${name}`));
       expect(row).toBeDefined();
-      for (const option of optionsOf(path)) expect(row).toContain(option);
+      // `[--link-field <field>]`: the option with its value placeholder, as `docrelay <command> --help` shows it.
+      for (const option of spelledOptionsOf(path)) expect(row).toContain(option);
     },
   );
 
