@@ -3,10 +3,11 @@
  * [--delivery-id <id>] [--wait]`: signs the payload's bytes with the integration's secret, as its sender would
  * (the URL too for senders that sign it; inside the body for senders that sign there), and posts them to the
  * webhook URL (the local stack's unless --url). The content type follows the file's extension (.json, .xml,
- * .txt, .form) unless --content-type says otherwise. Prints the answer; exit 0 for 2xx, 1 with the problem on
- * one line. With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
+ * .txt, .form) unless --content-type says otherwise. Prints the status line (`202 Accepted`) on stderr and the
+ * answer's JSON on stdout; exit 0 for 2xx, 1 with the problem on one line. With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
  */
 
+import { STATUS_CODES } from 'node:http';
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
 import { senderScheme, signDelivery, signedBody } from '../../functions/senders';
@@ -137,6 +138,9 @@ export async function send(ctx: CommandContext, integrationId: string, values: S
     body = undefined;
   }
   if (!response.ok) throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
+  // The status on stderr, so that stdout stays the answer's JSON for scripts.
+  const reason = response.statusText || STATUS_CODES[response.status] || '';
+  ctx.stderr.write(`${`${response.status} ${reason}`.trimEnd()}\n`);
   ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
   if (values.wait !== true) return 0;
   const jobIds = jobIdsOf(body);

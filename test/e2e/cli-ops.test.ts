@@ -69,7 +69,8 @@ async function waitForStatus(jobId: string, statuses: JobRecord['status'][], tim
 /** Sends a sample through `docrelay send`; returns the job ids of the 202 answer. */
 async function send(integration: string, file: string): Promise<string[]> {
   const result = await cli(['send', integration, '--payload', sample(file)]);
-  expect(result).toMatchObject({ code: 0, stderr: '' });
+  // The status line on stderr; stdout is the answer's JSON alone.
+  expect(result).toMatchObject({ code: 0, stderr: '202 Accepted\n' });
   const body = JSON.parse(result.stdout) as { deliveryId: string; jobs: Array<{ jobId: string }> };
   expect(body.jobs.length).toBeGreaterThan(0);
   return body.jobs.map((job) => job.jobId);
@@ -116,8 +117,8 @@ describe('docrelay send', () => {
     const args = ['send', 'github-releases', '--payload', file];
     const first = await cli([...args, '--delivery-id', 'cli-ops-dup-1']);
     const second = await cli([...args, '--delivery-id', 'cli-ops-dup-1']);
-    expect(first.code).toBe(0);
-    expect(second.code).toBe(0);
+    expect(first).toMatchObject({ code: 0, stderr: '202 Accepted\n' });
+    expect(second).toMatchObject({ code: 0, stderr: '200 OK\n' });
     const { jobs } = JSON.parse(first.stdout) as { jobs: Array<{ jobId: string }> };
     expect(JSON.parse(second.stdout)).toEqual({ deliveryId: 'cli-ops-dup-1', jobs, duplicate: true });
     for (const { jobId } of jobs) await waitForStatus(jobId, ['stored']);
@@ -228,8 +229,8 @@ describe('finding and following: send --wait, jobs list, jobs download', () => {
     const body = JSON.parse(result.stdout) as { deliveryId: string; jobs: Array<{ jobId: string }> };
     jobId = body.jobs[0]?.jobId as string;
     deliveryId = body.deliveryId;
-    // The progress lines, then the outcome, on stderr (stdout stays the answer's JSON).
-    expect(result.stderr).toMatch(/^waiting: /);
+    // The status line, the progress lines, then the outcome, on stderr (stdout stays the answer's JSON).
+    expect(result.stderr).toMatch(/^202 Accepted\nwaiting: /);
     expect(result.stderr).toContain(`job ${jobId} stored: s3://docrelay-documents/internal-notes/`);
   });
 

@@ -1,4 +1,12 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { contentTypeOf } from '../../../../bin/commands/send';
+import { main } from '../../../../bin/docrelay';
+import { type FakeService, sendJson, startFakeService } from '../../docgen/fake-service';
+
+const root = join(__dirname, '../../../..');
 
 describe('docrelay send', () => {
   it.each([
@@ -11,4 +19,51 @@ describe('docrelay send', () => {
   ])('posts %s as %s', (file, type) => {
     expect(contentTypeOf(file)).toBe(type);
   });
+});
+
+describe('docrelay send: what it prints', () => {
+  let hooks: FakeService;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'docrelay-send-'));
+    await writeFile(join(dir, 'secrets.json'), JSON.stringify({ 'docrelay/github-webhook': 'unit-secret' }));
+    hooks = await startFakeService();
+  });
+  afterAll(async () => {
+    await hooks.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function send() {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const argv = ['send', 'github-releases', '--payload', 'config/samples/github-release-published.json'];
+    const code = await main([...argv, '--url', hooks.url], {
+      stdout,
+      stderr,
+      cwd: root,
+      env: { DOCRELAY_DATA_DIR: join(dir, 'data'), DOCRELAY_SECRETS_FILE: join(dir, 'secrets.json') },
+    });
+    return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  }
+
+  it.each([
+    [202, 'Accepted', { deliveryId: 'd-1', jobs: [{ jobId: 'j-1', rule: 'release-notes' }] }],
+    [200, 'OK', { deliveryId: 'd-1', jobs: [{ jobId: 'j-1', rule: 'release-notes' }], duplicate: true }],
+    [200, 'OK', { deliveryId: 'd-2', jobs: [] }],
+  ])(
+    'prints the status line (%i %s) on stderr and only the answer JSON on stdout',
+    async (status, text, body) => {
+      hooks.handle((_req, res) => sendJson(res, status, body));
+      const result = await send();
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe(`${status} ${text}\n`);
+      expect(JSON.parse(result.stdout)).toEqual(body);
+    },
+  );
 });
