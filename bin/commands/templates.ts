@@ -1,13 +1,17 @@
-/** `docrelay templates list|show <id> [--json]`: the service's templates, or one with its properties. */
+/**
+ * `docrelay templates list|show <id> [--json]`: the service's templates, or one with its properties, from the
+ * service `check` and `map` use (service-target.ts).
+ */
 import { readLocalSettings } from '../../functions/commons/env';
 import type { Template } from '../../functions/docgen/types';
-import { connectDocgenClient } from '../../local/service-connection';
+import { callService, connectConfiguredService } from './service-target';
 import { CliError, type CommandContext } from './types';
 
 /** Lists the templates as a table (or JSON). */
 export async function listTemplates(ctx: CommandContext, options: { json?: boolean }): Promise<number> {
-  const { client } = await connectDocgenClient(readLocalSettings(ctx.env, ctx.cwd));
-  const templates = await client.listAllTemplates();
+  const settings = readLocalSettings(ctx.env, ctx.cwd);
+  const { client, connection } = await connectConfiguredService(settings);
+  const templates = await callService(connection, settings, () => client.listAllTemplates());
   ctx.stdout.write(
     options.json === true ? `${JSON.stringify(templates, null, 2)}\n` : formatTemplateList(templates),
   );
@@ -21,8 +25,9 @@ export async function showTemplate(
   options: { json?: boolean },
 ): Promise<number> {
   if (templateId.trim() === '') throw new CliError('templates show needs a template id', 2);
-  const { client } = await connectDocgenClient(readLocalSettings(ctx.env, ctx.cwd));
-  const template = await client.getTemplate(templateId);
+  const settings = readLocalSettings(ctx.env, ctx.cwd);
+  const { client, connection } = await connectConfiguredService(settings);
+  const template = await callService(connection, settings, () => client.getTemplate(templateId));
   ctx.stdout.write(
     options.json === true ? `${JSON.stringify(template, null, 2)}\n` : formatTemplate(template),
   );

@@ -1,14 +1,17 @@
-/** `docrelay workspace [--json]`: the workspace the service API key belongs to. */
+/**
+ * `docrelay workspace [--json]`: the workspace the service API key belongs to, from the service `check` and
+ * `map` use (service-target.ts).
+ */
 import { readLocalSettings } from '../../functions/commons/env';
-import { connectDocgenClient } from '../../local/service-connection';
+import { callService, connectConfiguredService } from './service-target';
 import type { CommandContext } from './types';
 
 /** Prints the workspace id and name (or the workspace as JSON). */
 export async function workspace(ctx: CommandContext, options: { json?: boolean }): Promise<number> {
   const json = options.json === true;
   const settings = readLocalSettings(ctx.env, ctx.cwd);
-  const { client } = await connectDocgenClient(settings);
-  const workspace = await client.getCurrentWorkspace();
+  const { client, connection } = await connectConfiguredService(settings);
+  const workspace = await callService(connection, settings, () => client.getCurrentWorkspace());
   if (json) {
     ctx.stdout.write(`${JSON.stringify(workspace, null, 2)}\n`);
   } else {

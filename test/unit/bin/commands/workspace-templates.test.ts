@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -157,5 +157,53 @@ describe('docrelay templates', () => {
     expect(err).toMatch(
       /^docrelay templates: getTemplate: template nope not found \(HTTP 404\): Template not found\n$/,
     );
+  });
+});
+
+describe("without a local stack or DOCGEN_BASE_URL: the config's service, as map and check use it", () => {
+  /** Only the config names the service: its baseUrl, and the name of the key's secret in the secrets file. */
+  async function configuredCli(argv: string[]) {
+    await writeFile(
+      join(dir, 'docrelay.yaml'),
+      `service: { baseUrl: "${service.url}", apiKeySecret: acme/docgen-key }
+integrations:
+  - id: notes
+    verify: { scheme: none, allowUnsigned: true }
+    documents:
+      - { name: note, template: { id: "9001" }, data: { Customer: "name" } }
+`,
+    );
+    await writeFile(join(dir, 'secrets.json'), JSON.stringify({ 'acme/docgen-key': KEY }));
+    return cli(argv, {
+      DOCGEN_BASE_URL: '',
+      DOCGEN_API_KEY: '',
+      DOCRELAY_CONFIG: join(dir, 'docrelay.yaml'),
+      DOCRELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+    });
+  }
+
+  it('workspace asks service.baseUrl with the key named by service.apiKeySecret', async () => {
+    const { code, out, err } = await configuredCli(['workspace']);
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(out).toContain('ws-42');
+  });
+
+  it('templates list and show ask it too', async () => {
+    const listed = await configuredCli(['templates', 'list', '--json']);
+    expect(listed.err).toBe('');
+    expect((JSON.parse(listed.out) as Array<{ id: string }>).map((t) => t.id)).toEqual(['9001', '9002']);
+    const shown = await configuredCli(['templates', 'show', '9002', '--json']);
+    expect(JSON.parse(shown.out)).toEqual(pack);
+  });
+
+  it('says which service it tried when service.baseUrl cannot be reached', async () => {
+    const url = service.url;
+    await service.close();
+    const { code, err } = await configuredCli(['templates', 'list']);
+    service = await startFakeService();
+    expect(code).toBe(1);
+    expect(err.trim().split('\n')).toHaveLength(1);
+    expect(err).toContain(`${url} (service.baseUrl; no local stack or emulator runs for ${dir})`);
   });
 });
