@@ -220,25 +220,18 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     .command('map')
     .description('print the documents a payload would become; creates nothing')
     .argument('<integrationId>', 'the integration whose rules map the payload')
-    .requiredOption('--payload <file>', 'the webhook body (JSON)')
+    .requiredOption('--payload <file>', 'the webhook body: JSON, a form, XML or text, as the ingest takes it')
+    .option(
+      '--content-type <type>',
+      "the payload's media type (default: what send would post: the sender's own, else by extension: .json .xml .txt .form .urlencoded, else JSON)",
+    )
     .option('--header <name:value>', 'a request header the rules may read (repeatable)', collect)
     .option('--query <key=value>', 'a query parameter the rules may read (repeatable)', collect)
     .option('--offline', "map against the emulator's templates in-process, without a stack or service")
     .option('--templates <dir>', 'with --offline: the templates folder to map against')
-    .action(
-      async (
-        integrationId: string,
-        options: {
-          payload: string;
-          header?: string[];
-          query?: string[];
-          offline?: boolean;
-          templates?: string;
-        },
-      ) => {
-        done(await load.map().map(ctx, integrationId, options));
-      },
-    );
+    .action(async (integrationId: string, options: import('./commands/map').MapOptions) => {
+      done(await load.map().map(ctx, integrationId, options));
+    });
 
   program
     .command('send')
@@ -248,7 +241,7 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     .option('--url <base>', 'base URL of the stack (default: the running local stack)')
     .option(
       '--content-type <type>',
-      'the Content-Type sent (default: from the extension: .json .xml .txt .form)',
+      'the Content-Type sent (default: from the extension: .json .xml .txt .form .urlencoded, else JSON)',
     )
     .option('--header <name:value>', 'a header added after signing (repeatable)', collect)
     .option('--delivery-id <id>', "the sender's delivery id header, for schemes that carry one in a header")

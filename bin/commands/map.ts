@@ -1,16 +1,23 @@
 /**
- * `docrelay map <integrationId> --payload <file> [--header name:value]... [--query k=v]... [--offline]`: prints
- * the documents a payload would become, as JSON. Reads templates (with --offline, those of an in-process
- * emulator), creates nothing.
+ * `docrelay map <integrationId> --payload <file> [--content-type <type>] [--header name:value]... [--query k=v]...
+ * [--offline]`: prints the documents a payload would become, as JSON. The payload is decoded as the ingest
+ * decodes a webhook body (functions/core/body.ts): JSON, a form, XML or text, by its content type. Reads
+ * templates (with --offline, those of an in-process emulator), creates nothing.
  */
 import { readLocalSettings } from '../../functions/commons/env';
+
+import { type BodyType, bodyType, decodeBody } from '../../functions/core/body';
+import { DeliveryRefusedError } from '../../functions/core/errors';
 import type { DocgenClient } from '../../functions/docgen/client';
 import { MappingError } from '../../functions/mapping/errors';
 import { mapDelivery } from '../../functions/mapping/mapper';
 import { createTemplateCache } from '../../functions/mapping/template-cache';
+import { senderScheme, signDelivery } from '../../functions/senders';
+import type { VerifyConfig } from '../../functions/senders/types';
 import { connectDocgenClient } from '../../local/service-connection';
 import { startOfflineService } from './offline-service';
 import {
+  contentTypeOf,
   findIntegration,
   firstLine,
   loadConfigOrExplain,
@@ -21,11 +28,13 @@ import {
 import { CliError, type CommandContext } from './types';
 
 const USAGE =
-  'usage: docrelay map <integrationId> --payload <file> [--header name:value]... [--query key=value]... [--offline]';
+  'usage: docrelay map <integrationId> --payload <file> [--content-type <type>] [--header name:value]... [--query key=value]... [--offline]';
 
 /** What `docrelay map` takes besides the integration. */
 export interface MapOptions {
   readonly payload: string;
+  /** The payload's media type; else a Content-Type `--header`, the sender's own, or the file's extension. */
+  readonly contentType?: string;
   readonly header?: string[];
   readonly query?: string[];
   readonly offline?: boolean;
@@ -44,11 +53,19 @@ export async function map(ctx: CommandContext, integrationId: string, values: Ma
   const loaded = await loadConfigOrExplain(settings.configPath);
   const integration = findIntegration(loaded, integrationId);
   const bytes = await readInputFile(ctx.cwd, values.payload, 'payload');
+  // The Content-Type `send` would post (and so the ingest would read), which the expressions see as well.
+  const contentType =
+    headers['content-type'] ??
+    values.contentType ??
+    senderContentType(integration.config.verify, bytes) ??
+    contentTypeOf(values.payload);
+  const type = payloadType(integration.config.verify, contentType);
   let body: unknown;
   try {
-    body = JSON.parse(bytes.toString('utf8'));
+    ({ body } = decodeBody(bytes, type));
   } catch (error) {
-    throw new CliError(`payload ${values.payload} is not JSON: ${firstLine(error)}`);
+    if (!(error instanceof DeliveryRefusedError)) throw error;
+    throw new CliError(`payload ${values.payload} cannot be read as ${type.mediaType}: ${error.message}`);
   }
   const offline = values.offline === true ? await startOfflineService(ctx.cwd, values.templates) : undefined;
   try {
@@ -59,7 +76,13 @@ export async function map(ctx: CommandContext, integrationId: string, values: Ma
     try {
       documents = await mapDelivery(
         integration,
-        { body, headers, query, receivedAt: new Date().toISOString() },
+        {
+          body,
+          contentType: type.mediaType,
+          headers: { 'content-type': contentType, ...headers },
+          query,
+          receivedAt: new Date().toISOString(),
+        },
         createTemplateCache(client),
       );
     } catch (error) {
@@ -75,5 +98,41 @@ export async function map(ctx: CommandContext, integrationId: string, values: Ma
     return 0;
   } finally {
     await offline?.stop();
+  }
+}
+
+/**
+ * The body type the ingest would decode: the media type the integration's scheme always reads (SNS posts
+ * JSON as text/plain), else the content type's. One the ingest refuses (415) is a usage error.
+ */
+function payloadType(verify: VerifyConfig | undefined, contentType: string): BodyType {
+  const forced = verify === undefined ? undefined : senderScheme(verify.scheme)?.bodyMediaType;
+  try {
+    return bodyType(forced ?? contentType);
+  } catch (error) {
+    if (!(error instanceof DeliveryRefusedError)) throw error;
+    throw new CliError(`--content-type ${contentType}: ${error.message} (${USAGE})`, 2);
+  }
+}
+
+/**
+ * The Content-Type a scheme's sender posts whatever the file's extension, when its signer sets one (Twilio
+ * posts forms): what `send` posts. Only the signer knows it, so it is asked with a throwaway key and its
+ * signature dropped; a signer that needs a key of a particular form says nothing, and the extension decides.
+ */
+function senderContentType(verify: VerifyConfig | undefined, rawBody: Buffer): string | undefined {
+  if (verify === undefined) return undefined;
+  try {
+    const headers = signDelivery({
+      config: verify,
+      secrets: ['docrelay-map-throwaway-key'],
+      rawBody,
+      now: new Date(),
+      url: 'http://127.0.0.1/v1/hooks/map',
+      method: 'POST',
+    });
+    return headers['content-type'];
+  } catch {
+    return undefined;
   }
 }

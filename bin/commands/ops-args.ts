@@ -1,6 +1,7 @@
 /**
  * Input handling shared by the CLI commands (map, send, put-event): the configuration with its first problem
- * on one line, the integration, input files, and repeated `--header`/`--query` pairs.
+ * on one line, the integration, input files and the content type their extension implies, and repeated
+ * `--header`/`--query` pairs.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -42,6 +43,22 @@ export async function readInputFile(cwd: string, path: string, what: string): Pr
     const code = (error as NodeJS.ErrnoException).code;
     throw new CliError(`cannot read ${what} ${full}${code === undefined ? '' : ` (${code})`}`);
   }
+}
+
+/** The content type a payload file's extension implies; JSON when the extension says nothing. */
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.json': 'application/json',
+  '.xml': 'application/xml',
+  '.txt': 'text/plain',
+  '.form': 'application/x-www-form-urlencoded',
+  '.urlencoded': 'application/x-www-form-urlencoded',
+};
+
+/** The content type of a payload file, from its extension (`send` posts it so, `map` reads it so). */
+export function contentTypeOf(file: string): string {
+  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  const dot = name.lastIndexOf('.');
+  return (dot < 0 ? undefined : CONTENT_TYPES[name.slice(dot).toLowerCase()]) ?? 'application/json';
 }
 
 /** `--header name:value` items as lower-cased names to values; a malformed one is a usage error. */

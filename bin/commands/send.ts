@@ -3,7 +3,7 @@
  * [--delivery-id <id>] [--wait]`: signs the payload's bytes with the integration's secret, as its sender would
  * (the URL too for senders that sign it; inside the body for senders that sign there), and posts them to the
  * webhook URL (the local stack's unless --url). The content type follows the file's extension (.json, .xml,
- * .txt, .form) unless --content-type says otherwise. Prints the status line (`202 Accepted`) on stderr and the
+ * .txt, .form, .urlencoded) unless --content-type says otherwise. Prints the status line (`202 Accepted`) on stderr and the
  * answer's JSON on stdout; exit 0 for 2xx, 1 with the problem on one line. With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
  */
 
@@ -13,6 +13,7 @@ import { readLocalSettings } from '../../functions/commons/env';
 import { senderScheme, signDelivery, signedBody } from '../../functions/senders';
 import { waitForJobs } from './follow';
 import {
+  contentTypeOf,
   findIntegration,
   firstLine,
   loadConfigOrExplain,
@@ -24,20 +25,6 @@ import { CliError, type CommandContext } from './types';
 
 const USAGE =
   'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]... [--delivery-id <id>] [--wait]';
-
-/** The content type a payload file's extension implies; JSON when the extension says nothing. */
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.json': 'application/json',
-  '.xml': 'application/xml',
-  '.txt': 'text/plain',
-  '.form': 'application/x-www-form-urlencoded',
-};
-
-/** The content type of a payload file, from its extension. */
-export function contentTypeOf(file: string): string {
-  const dot = file.lastIndexOf('.');
-  return (dot < 0 ? undefined : CONTENT_TYPES[file.slice(dot).toLowerCase()]) ?? 'application/json';
-}
 
 /** How long to wait for the webhook's answer (the ingest answers before any generation). */
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -157,3 +157,103 @@ describe('docrelay map', () => {
     expect(result.stderr).toContain('"Customer Name": required by template file 90011');
   });
 });
+
+describe('docrelay map: any body the ingest takes', () => {
+  let config: string;
+
+  beforeAll(async () => {
+    config = join(dataDir, 'bodies.yaml');
+    await writeFile(
+      config,
+      `service: { baseUrl: https://docs.example.com }
+integrations:
+  - id: tw
+    verify: { scheme: twilio, secret: docrelay/tw-webhook }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "'SMS from ' & From", Body: "Body" }
+  - id: envelopes
+    verify: { scheme: hmac-sha256, secret: docrelay/envelopes-webhook, header: x-signature }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data:
+          Title: "DocuSignEnvelopeInformation.EnvelopeStatus.Subject"
+          Body: "$contentType & ' ' & $headers.\`content-type\`"
+  - id: texts
+    verify: { scheme: hmac-sha256, secret: docrelay/texts-webhook, header: x-signature }
+    documents:
+      - name: note
+        template: { id: "9003" }
+        data: { Title: "$substringBefore($body, '\\n')", Body: "$contentType" }
+`,
+    );
+    await writeFile(join(dataDir, 'note.txt'), 'First line\nsecond line\n');
+    await writeFile(join(dataDir, 'fields.dat'), 'From=%2B15550001111&Body=hi');
+    await writeFile(join(dataDir, 'broken.json'), '{"title": ');
+  });
+
+  const map = async (argv: string[]) => {
+    const result = await cli(['map', ...argv], { DOCRELAY_CONFIG: config });
+    return { ...result, documents: result.code === 0 ? (JSON.parse(result.stdout) as unknown[]) : [] };
+  };
+
+  it('maps the Twilio sample as the form its sender posts, though the file is .txt', async () => {
+    const result = await map(['tw', '--payload', 'config/samples/twilio-sms-received.txt']);
+    expect(result.stderr).toBe('');
+    expect(result.documents).toEqual([
+      {
+        rule: 'note',
+        templateId: '9003',
+        templateFileId: '90031',
+        data: { Title: 'SMS from +15558675310', Body: 'Please send the signed quote' },
+      },
+    ]);
+  });
+
+  it('maps an .xml file as XML, with $contentType and the Content-Type header the ingest would see', async () => {
+    const result = await map(['envelopes', '--payload', 'config/samples/docusign-envelope-completed.xml']);
+    expect(result.stderr).toBe('');
+    expect(result.documents).toMatchObject([
+      { data: { Title: 'Please sign: Service agreement', Body: 'application/xml application/xml' } },
+    ]);
+  });
+
+  it('maps a .txt file as text ($body)', async () => {
+    const result = await map(['texts', '--payload', join(dataDir, 'note.txt')]);
+    expect(result.stderr).toBe('');
+    expect(result.documents).toMatchObject([{ data: { Title: 'First line', Body: 'text/plain' } }]);
+  });
+
+  it('takes --content-type over the extension', async () => {
+    const result = await map([
+      'tw',
+      '--payload',
+      join(dataDir, 'fields.dat'),
+      '--content-type',
+      'application/x-www-form-urlencoded; charset=utf-8',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.documents).toMatchObject([{ data: { Title: 'SMS from +15550001111', Body: 'hi' } }]);
+  });
+
+  it.each([
+    [
+      ['--content-type', 'image/png'],
+      2,
+      /^docrelay map: --content-type image\/png: Send the body as application\/json/,
+    ],
+    [['--content-type', 'multipart/form-data'], 2, /multipart\/form-data is not supported yet/],
+    [
+      [],
+      1,
+      /^docrelay map: payload .*broken\.json cannot be read as application\/json: The body is not valid JSON\.\n$/,
+    ],
+  ])('refuses %j on one line', async (extra, code, message) => {
+    const result = await map(['texts', '--payload', join(dataDir, 'broken.json'), ...extra]);
+    expect(result.code).toBe(code);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(message);
+  });
+});

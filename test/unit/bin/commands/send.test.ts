@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { contentTypeOf } from '../../../../bin/commands/send';
+import { contentTypeOf } from '../../../../bin/commands/ops-args';
 import { main } from '../../../../bin/docrelay';
 import { type FakeService, sendJson, startFakeService } from '../../docgen/fake-service';
 
@@ -14,6 +14,7 @@ describe('docrelay send', () => {
     ['envelope.XML', 'application/xml'],
     ['note.txt', 'text/plain'],
     ['sms.form', 'application/x-www-form-urlencoded'],
+    ['sms.URLENCODED', 'application/x-www-form-urlencoded'],
     ['payload', 'application/json'],
     ['dir.v2/payload', 'application/json'],
   ])('posts %s as %s', (file, type) => {
