@@ -43,6 +43,91 @@ describe('integrationStanza', () => {
   });
 });
 
+/** The text `after` has that `before` has not, when `after` is `before` with one piece of text inserted. */
+function insertedText(before: string, after: string): { at: number; text: string } {
+  let at = 0;
+  while (at < before.length && before[at] === after[at]) at += 1;
+  const text = after.slice(at, at + after.length - before.length);
+  expect(after.slice(0, at) + after.slice(at + text.length)).toBe(before);
+  return { at, text };
+}
+
+describe('docrelay init keeps the config as it is written', () => {
+  it('inserts the stanza as text at the end of the integrations block; every other byte is unchanged', async () => {
+    const before = await readFile(join(dir, 'docrelay.yaml'), 'utf8');
+    expect((await cli(['init', 'my-hooks', '--scheme', 'hmac-sha256'])).code).toBe(0);
+    const after = await readFile(join(dir, 'docrelay.yaml'), 'utf8');
+    const { at, text } = insertedText(before, after);
+    // The shipped config ends with its integrations block.
+    expect(at).toBe(before.length);
+    // Indented as the file's other integrations, and the new integration's whole stanza.
+    expect(text).toMatch(/\n {2}- id: my-hooks\n {4}verify:\n {6}scheme: hmac-sha256\n/);
+    for (const line of text.split('\n').filter((l) => l !== '')) expect(line).toMatch(/^ {2}/);
+    const loaded = await loadConfigFile(join(dir, 'docrelay.yaml'));
+    expect([...loaded.integrations.keys()].at(-1)).toBe('my-hooks');
+  });
+
+  it.each([
+    [
+      'four spaces, lists indented',
+      `service:
+    baseUrl: https://docs.example.com   # aligned
+    apiKeySecret: docrelay/service-api-key
+integrations:
+    - id: first
+      verify:
+          scheme: token
+          secret: docrelay/first
+      documents:
+          - { name: note, template: { id: "9003" }, data: { Title: "title" } }   # kept as written
+# after the block
+storage:
+    keyPattern: "{integration}/{jobId}/{filename}"
+`,
+      /^\n {4}- id: second\n {6}verify:\n {10}scheme: token\n(.*\n)* {6}documents:\n {10}- name: document\n/,
+    ],
+    [
+      'two spaces, lists not indented',
+      `service: { baseUrl: https://docs.example.com }
+integrations:
+- id: first
+  verify:
+    scheme: token
+    secret: docrelay/first
+  documents:
+  - { name: note, template: { id: "9003" }, data: { Title: "title" } }
+# after the block
+`,
+      /^\n- id: second\n {2}verify:\n {4}scheme: token\n(.*\n)* {2}documents:\n {2}- name: document\n/,
+    ],
+  ])(
+    "follows the file's own indentation (%s), inserting before what follows the block",
+    async (_, before, stanza) => {
+      await writeFile(join(dir, 'docrelay.yaml'), before);
+      expect((await cli(['init', 'second', '--scheme', 'token'])).code).toBe(0);
+      const { at, text } = insertedText(before, await readFile(join(dir, 'docrelay.yaml'), 'utf8'));
+      expect(at).toBe(before.indexOf('# after the block'));
+      expect(text).toMatch(stanza);
+      const loaded = await loadConfigFile(join(dir, 'docrelay.yaml'));
+      expect([...loaded.integrations.keys()]).toEqual(['first', 'second']);
+    },
+  );
+
+  it.each([
+    ['integrations:\n', 'integrations:\n  - id: second\n'],
+    ['integrations: []   # none yet\n', 'integrations:    # none yet\n  - id: second\n'],
+    ['# no integrations yet\n', '# no integrations yet\nintegrations:\n  - id: second\n'],
+  ])('starts the list under %j', async (list, expected) => {
+    const service = 'service:\n  baseUrl: https://docs.example.com\n';
+    await writeFile(join(dir, 'docrelay.yaml'), `${service}${list}`);
+    expect((await cli(['init', 'second', '--scheme', 'token'])).code).toBe(0);
+    const after = await readFile(join(dir, 'docrelay.yaml'), 'utf8');
+    expect(after.startsWith(`${service}${expected}`)).toBe(true);
+    const loaded = await loadConfigFile(join(dir, 'docrelay.yaml'));
+    expect([...loaded.integrations.keys()]).toEqual(['second']);
+  });
+});
+
 describe('docrelay init', () => {
   it('adds the stanza (keeping the comments), creates the secret and a sample, and prints the next commands', async () => {
     const result = await cli(['init', 'acme-forms', '--scheme', 'hmac-sha256']);
