@@ -170,7 +170,10 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     .description('add an integration: a config stanza, its local secret and a sample payload')
     .argument('<integrationId>', 'the new integration id (lower-case letters, digits and dashes)')
     .requiredOption('--scheme <scheme>', 'how its sender signs webhooks (see the list below)')
-    .option('--template <id>', "the template its rule generates (default: the emulator's first sample)")
+    .option(
+      '--template <id>',
+      "the template its rule generates, read from the service check and map use: each required property is mapped to a placeholder (default: 9003, the emulator's plain note)",
+    )
     .addHelpText('after', () => `\nschemes: ${load.init().schemeNames().join(', ')}\n`)
     .action(async (integrationId: string, options: { scheme: string; template?: string }) => {
       done(await load.init().init(ctx, integrationId, options));

@@ -2,7 +2,7 @@
  * `docrelay check` and `docrelay map` against the service emulator over real HTTP: the shipped config passes,
  * a broken one fails with located messages, and every sample payload maps to data the service accepts.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -255,5 +255,62 @@ integrations:
     expect(result.code).toBe(code);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('docrelay init --template: the rule from the template the service has', () => {
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(dataDir, 'init-'));
+    await copyFile(join(root, 'config/docrelay.yaml'), join(dir, 'docrelay.yaml'));
+    env = { DOCRELAY_CONFIG: join(dir, 'docrelay.yaml'), DOCRELAY_DATA_DIR: join(dir, 'data') };
+  });
+
+  it.each([
+    ['9001', undefined, ['Customer Name', 'Invoice Number']],
+    ['9002', '90021', ['Release', 'Repository']],
+    ['9003', undefined, ['Title']],
+    ['9005', undefined, ['Order Id', 'Quantity']],
+  ])(
+    'template %s: every required property mapped to a placeholder; check passes and the sample maps',
+    async (templateId, fileId, required) => {
+      const added = await cli(['init', 'acme', '--scheme', 'hmac-sha256', '--template', templateId], env);
+      expect(added.stderr).toBe('');
+      expect(added.code).toBe(0);
+      const checked = await cli(['check'], env);
+      expect(checked.stderr).toBe('');
+      expect(checked.code).toBe(0);
+      const mapped = await cli(['map', 'acme', '--payload', join(dir, 'samples/acme.json')], env);
+      expect(mapped.stderr).toBe('');
+      const [document] = JSON.parse(mapped.stdout) as Array<{
+        templateId: string;
+        templateFileId: string;
+        data: Record<string, unknown>;
+      }>;
+      expect(document?.templateId).toBe(templateId);
+      if (fileId !== undefined) expect(document?.templateFileId).toBe(fileId);
+      expect(Object.keys(document?.data ?? {}).sort()).toEqual([...required].sort());
+      const client = new DocgenClient({ baseUrl: emulator.url, apiKey: staticApiKey(apiKey) });
+      const created = await client.createDocument({
+        templateId,
+        templateFileId: document?.templateFileId,
+        data: document?.data ?? {},
+      });
+      expect(created.files.length).toBeGreaterThan(0);
+    },
+  );
+
+  it('refuses a template the service does not have on one line, writing nothing', async () => {
+    const before = await readFile(join(dir, 'docrelay.yaml'), 'utf8');
+    const result = await cli(['init', 'acme', '--scheme', 'hmac-sha256', '--template', '9876'], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `docrelay init: unknown template "9876" at ${emulator.url}: docrelay templates list shows the templates there\n`,
+    );
+    expect(await readFile(join(dir, 'docrelay.yaml'), 'utf8')).toBe(before);
+    expect(await readdir(dir)).toEqual(['docrelay.yaml']);
   });
 });

@@ -3,12 +3,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { integrationStanza, secretNameFor } from '../../../bin/commands/init';
+import { DEFAULT_TEMPLATE, integrationStanza, secretNameFor } from '../../../bin/commands/init';
 import { main } from '../../../bin/docrelay';
 import { loadConfigFile, parseConfig } from '../../../functions/config/load';
 import { SENDER_SCHEMES } from '../../../functions/senders';
 
 const root = join(__dirname, '../../..');
+const CLOSED_SERVICE = 'http://127.0.0.1:9';
+const OFFLINE_NOTE = `note: could not read template 9003 from ${CLOSED_SERVICE} (`;
 let dir: string;
 
 beforeEach(async () => {
@@ -26,7 +28,12 @@ async function cli(argv: string[]) {
   const err: Buffer[] = [];
   stdout.on('data', (chunk: Buffer) => out.push(chunk));
   stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  const env = { DOCRELAY_CONFIG: join(dir, 'docrelay.yaml'), DOCRELAY_DATA_DIR: join(dir, 'data') };
+  // No service: a closed loopback port (the rule is then the offline one, and a note says so).
+  const env = {
+    DOCRELAY_CONFIG: join(dir, 'docrelay.yaml'),
+    DOCRELAY_DATA_DIR: join(dir, 'data'),
+    DOCGEN_BASE_URL: CLOSED_SERVICE,
+  };
   const code = await main(argv, { stdout, stderr, cwd: dir, env });
   return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
 }
@@ -131,7 +138,7 @@ integrations:
 describe('docrelay init', () => {
   it('adds the stanza (keeping the comments), creates the secret and a sample, and prints the next commands', async () => {
     const result = await cli(['init', 'acme-forms', '--scheme', 'hmac-sha256']);
-    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.code).toBe(0);
     const text = await readFile(join(dir, 'docrelay.yaml'), 'utf8');
     expect(text).toContain('# --- GitHub: a release pack for every published release');
     const loaded = await loadConfigFile(join(dir, 'docrelay.yaml'));
@@ -179,5 +186,29 @@ describe('docrelay init', () => {
     expect(result.code).toBe(code);
     expect(result.stderr).toMatch(message);
     expect(await readFile(join(dir, 'docrelay.yaml'), 'utf8')).toBe(before);
+  });
+});
+
+describe('docrelay init without a service to read the template from', () => {
+  it('writes the plain-note rule as before and says so on one line of stderr', async () => {
+    const result = await cli(['init', 'acme-forms', '--scheme', 'hmac-sha256']);
+    expect(result.code).toBe(0);
+    expect(result.stderr.startsWith(OFFLINE_NOTE)).toBe(true);
+    expect(result.stderr).toMatch(/\); the rule maps Title and Body, the plain note's properties: edit them/);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    const loaded = await loadConfigFile(join(dir, 'docrelay.yaml'));
+    expect(loaded.integrations.get('acme-forms')?.config.documents[0]).toMatchObject({
+      template: { id: '9003' },
+      data: { Title: 'title', Body: 'body' },
+    });
+  });
+});
+
+describe('init: its help and its code agree', () => {
+  const help = async () => (await cli(['init', '--help'])).stdout.replace(/\s+/g, ' ');
+
+  it('names the template it uses by default', async () => {
+    expect(DEFAULT_TEMPLATE).toBe('9003');
+    expect(await help()).toContain("(default: 9003, the emulator's plain note)");
   });
 });
