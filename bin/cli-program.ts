@@ -168,7 +168,10 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
   program
     .command('init')
     .description('add an integration: a config stanza, its local secret and a sample payload')
-    .argument('<integrationId>', 'the new integration id (lower-case letters, digits and dashes)')
+    .argument(
+      '<integrationId>',
+      'the new integration id: 1-64 letters, digits, "-" or "_", starting with a letter or digit',
+    )
     .requiredOption('--scheme <scheme>', 'how its sender signs webhooks (see the list below)')
     .option(
       '--template <id>',

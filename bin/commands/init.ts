@@ -13,6 +13,7 @@ import { Document, isMap, isPair, isScalar, isSeq, type Node, parseDocument } fr
 import { type LocalSettings, readLocalSettings } from '../../functions/commons/env';
 import { ConfigError, formatConfigProblem } from '../../functions/config/errors';
 import { parseConfig } from '../../functions/config/load';
+import { IntegrationConfigSchema } from '../../functions/config/schema';
 import { DocgenNotFoundError } from '../../functions/docgen/errors';
 import type { Template, TemplateProperty } from '../../functions/docgen/types';
 import { SENDER_SCHEMES, senderScheme } from '../../functions/senders';
@@ -196,6 +197,11 @@ export function samplePayload(
   };
 }
 
+/** The integration id rule of the config schema, as one line (init's help says the same). */
+export function integrationIdProblem(integrationId: string): string | undefined {
+  return IntegrationConfigSchema.shape.id.safeParse(integrationId).error?.issues[0]?.message;
+}
+
 /**
  * The template from the service `check` and `map` use (DOCGEN_BASE_URL, a running stack or emulator, else
  * the config's service): its rule, or the offline rule with a note saying why. A template the service does
@@ -253,6 +259,8 @@ export async function init(
   integrationId: string,
   options: { scheme: string; template?: string },
 ): Promise<number> {
+  const idProblem = integrationIdProblem(integrationId);
+  if (idProblem !== undefined) throw new CliError(`"${integrationId}": ${idProblem}`, 2);
   verifyBlock(integrationId, options.scheme);
   const settings = readLocalSettings(ctx.env, ctx.cwd);
   const source = displayPath(settings.configPath, ctx.cwd);

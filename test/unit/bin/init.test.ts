@@ -3,7 +3,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { DEFAULT_TEMPLATE, integrationStanza, secretNameFor } from '../../../bin/commands/init';
+import {
+  DEFAULT_TEMPLATE,
+  integrationIdProblem,
+  integrationStanza,
+  secretNameFor,
+} from '../../../bin/commands/init';
 import { main } from '../../../bin/docrelay';
 import { loadConfigFile, parseConfig } from '../../../functions/config/load';
 import { SENDER_SCHEMES } from '../../../functions/senders';
@@ -176,8 +181,13 @@ describe('docrelay init', () => {
     ],
     [
       ['init', 'bad id!', '--scheme', 'github'],
-      1,
-      /the new integration would not be valid: .*integration id/,
+      2,
+      /^docrelay init: "bad id!": an integration id is 1-64 letters, digits, "-" or "_", starting with a letter or digit\n$/,
+    ],
+    [
+      ['init', '_under-first', '--scheme', 'github'],
+      2,
+      /^docrelay init: "_under-first": an integration id is 1-64 letters/,
     ],
     [['init', 'x'], 2, /required option '--scheme <scheme>' not specified/],
   ])('%j is refused and changes nothing', async (argv, code, message) => {
@@ -204,11 +214,24 @@ describe('docrelay init without a service to read the template from', () => {
   });
 });
 
-describe('init: its help and its code agree', () => {
+describe('init: its help, its validation and the config schema agree', () => {
   const help = async () => (await cli(['init', '--help'])).stdout.replace(/\s+/g, ' ');
+
+  it("describes the integration id as the schema's rule", async () => {
+    const rule = integrationIdProblem('-')?.replace(/^an integration id is /, '');
+    expect(rule).toBe('1-64 letters, digits, "-" or "_", starting with a letter or digit');
+    expect(await help()).toContain(`the new integration id: ${rule}`);
+  });
 
   it('names the template it uses by default', async () => {
     expect(DEFAULT_TEMPLATE).toBe('9003');
     expect(await help()).toContain("(default: 9003, the emulator's plain note)");
+  });
+
+  it.each([['Bad_Id'], ['UPPER-and_under'], ['9lives']])('takes %s, as the schema does', async (id) => {
+    expect(integrationIdProblem(id)).toBeUndefined();
+    const result = await cli(['init', id, '--scheme', 'token']);
+    expect(result.code).toBe(0);
+    expect((await loadConfigFile(join(dir, 'docrelay.yaml'))).integrations.has(id)).toBe(true);
   });
 });
