@@ -68,13 +68,14 @@ export function ruleFromTemplate(template: Template, integrationId: string): Rul
     used.length > 0 ? used.map((p) => p.name) : (template.properties ?? []).map((p) => p.name)
   ).filter((name) => !required.includes(name));
   const properties = new Map((template.properties ?? []).map((property) => [property.name, property]));
-  const fields = new Set<string>();
+  // The sample's own fields stay its own: body-id schemes (stripe, slack) read `id` and `event_id`.
+  const fields = new Set<string>(['id', 'event_id', 'type']);
   const data: Record<string, string> = {};
   const sample: Record<string, unknown> = {};
   for (const name of required) {
     const field = fieldName(name, fields);
     data[name] = field;
-    sample[field] = sampleValue(properties.get(name), integrationId);
+    sample[field] = sampleValue(name, properties.get(name), integrationId);
   }
   const several = template.files.length > 1 && file !== undefined;
   const notes = [
@@ -110,8 +111,8 @@ function fieldName(property: string, taken: Set<string>): string {
   return field;
 }
 
-/** A sample value the property's type takes (a list of one for a multi-valued property). */
-function sampleValue(property: TemplateProperty | undefined, integrationId: string): unknown {
+/** A sample value the property's type takes (a list of one for a multi-valued property); text if unknown. */
+function sampleValue(name: string, property: TemplateProperty | undefined, integrationId: string): unknown {
   const one = ((): unknown => {
     switch (property?.type) {
       case 'date':
@@ -127,7 +128,7 @@ function sampleValue(property: TemplateProperty | undefined, integrationId: stri
       case 'object':
         return {};
       default:
-        return `${property?.label ?? property?.name ?? 'value'} from ${integrationId}`;
+        return `${property?.label ?? name} from ${integrationId}`;
     }
   })();
   return property?.multipleValues === true ? [one] : one;

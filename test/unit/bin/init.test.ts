@@ -7,6 +7,8 @@ import {
   DEFAULT_TEMPLATE,
   integrationIdProblem,
   integrationStanza,
+  ruleFromTemplate,
+  samplePayload,
   secretNameFor,
 } from '../../../bin/commands/init';
 import { main } from '../../../bin/docrelay';
@@ -233,5 +235,44 @@ describe('init: its help, its validation and the config schema agree', () => {
     const result = await cli(['init', id, '--scheme', 'token']);
     expect(result.code).toBe(0);
     expect((await loadConfigFile(join(dir, 'docrelay.yaml'))).integrations.has(id)).toBe(true);
+  });
+});
+
+describe('ruleFromTemplate', () => {
+  const template = {
+    id: '42',
+    name: 'Odd names',
+    createdDateTime: '',
+    files: [
+      {
+        id: '421',
+        filename: 'odd.txt',
+        mimeType: 'text/plain',
+        size: 1,
+        createdDateTime: '',
+        lastModifiedDateTime: '',
+        usedProperties: ['Id', 'Type', 'Customer Name', 'customer name', 'In', '1st', 'Note'].map((name) => ({
+          name,
+          required: name !== 'Note',
+        })),
+      },
+    ],
+    properties: [{ type: 'integer', name: 'Id' }],
+  };
+
+  it("maps each required property to its own field, never one of the sample's ids or a JSONata word", () => {
+    const rule = ruleFromTemplate(template, 'acme');
+    expect(rule.data).toEqual({
+      Id: 'id_2',
+      Type: 'type_2',
+      'Customer Name': 'customer_name',
+      'customer name': 'customer_name_2',
+      In: 'in_value',
+      '1st': 'field_1st',
+    });
+    const sample = samplePayload('acme', rule);
+    expect(sample.id).toMatch(/^evt_/);
+    expect(sample).toMatchObject({ type: 'sample', id_2: 1, type_2: 'Type from acme' });
+    expect(rule.notes).toContainEqual('  optional: Note (not mapped; add them under data)');
   });
 });
