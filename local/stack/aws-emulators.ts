@@ -107,6 +107,7 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
 
     const ddb = new DynamoDBClient({ ...clientBase, endpoint: endpoints.dynamodb });
     await ensureTable(ddb);
+    await repairOpenIndex(ddb);
     ddb.destroy();
 
     const s3 = new S3Client({
@@ -260,6 +261,36 @@ const TABLE_DEFINITION = {
     },
   ],
 } satisfies CreateTableCommandInput;
+
+/** Pages of a start-up scan, at most (1 MB each: far beyond any local table). */
+const MAX_SCAN_PAGES = 10_000;
+
+/**
+ * Writes every open item (a delivery or job the reconciler must find) back unchanged, so dynalite writes its
+ * index entries again. dynalite writes an item's index entries (removing the old, then adding the new) and then
+ * the item, each a LevelDB write of its own: a kill between them (the stack killed with SIGKILL, a power cut)
+ * can leave an open job out of the open-jobs index, where the start-up reconciler, whose queue forgot every
+ * message, would never find it. Runs before anything else uses the table. Items out of date in the index
+ * instead (the index written, the item not) are harmless: the reconciler reads each item it lists.
+ */
+async function repairOpenIndex(ddb: DynamoDBClient): Promise<void> {
+  let startKey: Record<string, AttributeValue> | undefined;
+  for (let page = 0; page < MAX_SCAN_PAGES; page += 1) {
+    const result = await ddb.send(
+      new ScanCommand({
+        TableName: TABLE,
+        FilterExpression: 'attribute_exists(#open)',
+        ExpressionAttributeNames: { '#open': JOB_TABLE.openPartitionKey },
+        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+      }),
+    );
+    for (const item of result.Items ?? []) {
+      await ddb.send(new PutItemCommand({ TableName: TABLE, Item: item }));
+    }
+    startKey = result.LastEvaluatedKey;
+    if (startKey === undefined) return;
+  }
+}
 
 /**
  * Creates the jobs table with its indexes, unless a previous run did. A table from an older version lacking

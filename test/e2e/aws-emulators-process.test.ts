@@ -7,9 +7,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ClassicLevel } from 'classic-level';
+import { JOB_TABLE } from '../../functions/config/table-contract';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/stack/aws-emulators';
 import { startAwsEmulatorsProcess } from '../../local/stack/aws-emulators-process';
 import { processAlive } from '../../local/state-files';
@@ -132,3 +134,55 @@ linuxOnly(
     expect(await next.stop('SIGINT')).toEqual({ code: 0, signal: null });
   },
 );
+
+it('finds an open job again at start-up when a kill left it out of the open-jobs index', async () => {
+  // dynalite writes an item's index entries and the item in separate LevelDB writes: a SIGKILL between them
+  // can drop the item from the index. Simulated here by removing the index's entries while the emulators are
+  // stopped; the next start must list the job for the reconciler again.
+  const item = {
+    pk: { S: 'job#left-out' },
+    kind: { S: 'job' },
+    status: { S: 'created' },
+    [JOB_TABLE.openPartitionKey]: { S: 'open#0' },
+    [JOB_TABLE.openSortKey]: { N: '1' },
+  };
+  const openJobs = async (endpoint: string, tableName: string): Promise<string[]> => {
+    const dynamodb = new DynamoDBClient({ ...client, endpoint });
+    try {
+      const result = await dynamodb.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: JOB_TABLE.openJobsIndex,
+          KeyConditionExpression: '#open = :open AND #until < :before',
+          ExpressionAttributeNames: { '#open': JOB_TABLE.openPartitionKey, '#until': JOB_TABLE.openSortKey },
+          ExpressionAttributeValues: { ':open': { S: 'open#0' }, ':before': { N: '2' } },
+        }),
+      );
+      return (result.Items ?? []).map((found) => found.pk?.S ?? '');
+    } finally {
+      dynamodb.destroy();
+    }
+  };
+
+  const first = await startAwsEmulatorsProcess({ dataDir });
+  const dynamodb = new DynamoDBClient({ ...client, endpoint: first.endpoints.dynamodb });
+  await dynamodb.send(new PutItemCommand({ TableName: first.tableName, Item: item }));
+  dynamodb.destroy();
+  expect(await openJobs(first.endpoints.dynamodb, first.tableName)).toEqual(['job#left-out']);
+  await first.stop();
+
+  const level = new ClassicLevel(join(dataDir, 'dynamodb'));
+  const prefix = `index-global~${first.tableName}~${JOB_TABLE.openJobsIndex}~`;
+  const removed: string[] = [];
+  for await (const key of level.keys({ gte: prefix, lt: `${prefix}\xff` })) removed.push(key);
+  await level.batch(removed.map((key) => ({ type: 'del' as const, key })));
+  await level.close();
+  expect(removed).toHaveLength(1);
+
+  const second = await startAwsEmulatorsProcess({ dataDir });
+  try {
+    expect(await openJobs(second.endpoints.dynamodb, second.tableName)).toEqual(['job#left-out']);
+  } finally {
+    await second.stop();
+  }
+});

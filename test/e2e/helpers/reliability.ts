@@ -53,18 +53,27 @@ export async function waitForFinal(
     {
       timeoutMs,
       intervalMs: 500,
-      describe: () =>
-        JSON.stringify(
-          last
-            .filter((job) => job.status !== 'stored' && job.status !== 'failed')
-            .slice(0, 10)
-            .map((job) => ({
-              jobId: job.jobId,
-              status: job.status,
-              attempts: job.attempts,
-              e: job.lastError,
-            })),
-        ),
+      // What a job left open shows, with the stack's last lines about it: enough to tell a lost message, a
+      // hung attempt and a job waiting out a backoff apart from the failure alone.
+      describe: () => {
+        const open = last.filter((job) => job.status !== 'stored' && job.status !== 'failed').slice(0, 10);
+        const lines = open.flatMap((job) =>
+          t.lines
+            .filter((line) => line.includes(job.jobId))
+            .slice(-5)
+            .map((line) => line.slice(0, 400)),
+        );
+        return `${JSON.stringify(
+          open.map((job) => ({
+            jobId: job.jobId,
+            status: job.status,
+            attempts: job.attempts,
+            e: job.lastError,
+            leaseOwner: job.leaseOwner,
+            leaseInMs: job.leaseUntil === undefined ? undefined : job.leaseUntil - Date.now(),
+          })),
+        )}${lines.length === 0 ? '' : `; their last lines:\n${lines.join('\n')}`}`;
+      },
     },
   );
 }
