@@ -12,11 +12,11 @@ import { PassThrough } from 'node:stream';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { tailJobs } from '../../bin/commands/tail';
-import { main } from '../../bin/docrelay';
 import { readLocalSettings } from '../../functions/commons/env';
 import type { JobRecord } from '../../functions/core/job';
 import type { JobView } from '../../functions/core/job-view';
 import { type LocalStack, startLocalStack } from '../../local/stack/local-stack';
+import { runCli } from '../helpers/run-cli';
 
 jest.setTimeout(60_000);
 
@@ -43,16 +43,8 @@ afterAll(async () => {
 });
 
 /** Runs the CLI as `npx docrelay ...` would, with the stack's data directory. */
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  const code = await main(argv, { stdout, stderr, cwd: root, env: { DOCRELAY_DATA_DIR: dataDir, ...env } });
-  return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
-}
+const cli = (argv: string[], env: Record<string, string> = {}) =>
+  runCli(argv, { cwd: root, env: { DOCRELAY_DATA_DIR: dataDir, ...env } });
 
 /** Polls the job record until its status is one of `statuses` (bounded). */
 async function waitForStatus(jobId: string, statuses: JobRecord['status'][], timeoutMs = 20_000) {

@@ -9,10 +9,10 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { rawText } from './helpers/raw-http';
 import { readSample, startTestStack, type TestStack } from './helpers/stack';
 
 jest.setTimeout(120_000);
@@ -42,34 +42,8 @@ let context: BrowserContext;
 let page: Page;
 
 /** One raw HTTP request to the stack (node:http lets a test set Host and Origin as a browser page would). */
-function raw(
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body = '',
-): Promise<{ status: number; body: string }> {
-  const url = new URL(t.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        method,
-        path,
-        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const raw = (method: string, path: string, headers: Record<string, string>, body = '') =>
+  rawText(t.url, method, path, headers, body);
 
 beforeAll(async () => {
   t = await startTestStack({ emulator: { seed: 7 } });

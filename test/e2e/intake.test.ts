@@ -7,8 +7,8 @@
  * challenge is answered with no job made. Every signature is computed here by hand, as the senders document.
  */
 import { createHmac } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { parseConfig } from '../../functions/config/load';
+import { rawText } from './helpers/raw-http';
 import { type Answer, type HookBody, startTestStack, type TestStack } from './helpers/stack';
 
 jest.setTimeout(90_000);
@@ -217,34 +217,8 @@ function twilioSignature(secret: string, url: string, fields: Record<string, str
 }
 
 /** One request to the stack over loopback with the headers given, Host included (as a tunnel forwards it). */
-function viaHost(
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body = '',
-): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(t.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: hostname,
-        port,
-        method,
-        path,
-        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const viaHost = (method: string, path: string, headers: Record<string, string>, body = '') =>
+  rawText(t.url, method, path, headers, body);
 
 describe('a sender that signs the URL (twilio), over plain http', () => {
   it('accepts a delivery signed for the http URL the local stack serves', async () => {

@@ -6,7 +6,6 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -114,62 +113,9 @@ export const CONFIGURED_IDS: readonly string[] = Object.values(SEC);
 
 // ------------------------------------------------------------------------------------------------- HTTP
 
-/** A request written exactly as it goes on the wire. */
-export interface RawRequest {
-  readonly method?: string;
-  /** Path and query, sent as is (no normalisation, no re-encoding). */
-  readonly path: string;
-  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
-  readonly body?: Buffer;
-}
+import { type RawRequest, type RawResponse, rawRequest } from './raw-http';
 
-/** An HTTP answer. */
-export interface RawResponse {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly text: string;
-}
-
-/** Sends one request over node:http (no default headers beyond host and content-length); 10 s at most. */
-export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000): Promise<RawResponse> {
-  const base = new URL(baseUrl);
-  return new Promise((resolvePromise, reject) => {
-    // Null prototype: a header named `__proto__` must be sent, not swallowed by the prototype setter.
-    const headers: Record<string, string | string[]> = Object.create(null) as Record<
-      string,
-      string | string[]
-    >;
-    for (const [name, value] of Object.entries(req.headers ?? {})) {
-      headers[name] = typeof value === 'string' ? value : [...value];
-    }
-    if (req.body !== undefined) headers['content-length'] = String(req.body.length);
-    const outgoing = httpRequest(
-      {
-        host: base.hostname,
-        port: base.port,
-        method: req.method ?? 'POST',
-        path: req.path,
-        headers,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolvePromise({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    outgoing.on('error', reject);
-    outgoing.end(req.body);
-  });
-}
+export { type RawRequest, type RawResponse, rawRequest };
 
 /** A problem+json body. */
 export interface ProblemBody {

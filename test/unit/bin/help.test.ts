@@ -6,22 +6,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { buildProgram, commandPaths, packageVersion } from '../../../bin/cli-program';
-import { main } from '../../../bin/docrelay';
 import { DEFAULT_STACK_NAME } from '../../../lib/docrelay-app';
+import { runCli } from '../../helpers/run-cli';
 
 const root = join(__dirname, '../../..');
 
-async function cli(argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  // No stack, no config needed: help never loads a command's module.
-  const code = await main(argv, { stdout, stderr, cwd: root, env: { DOCRELAY_DATA_DIR: '/nonexistent' } });
-  return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
-}
+// No stack, no config needed: help never loads a command's module.
+const cli = (argv: string[]) => runCli(argv, { cwd: root, env: { DOCRELAY_DATA_DIR: '/nonexistent' } });
 
 const program = buildProgram(
   { stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: root },

@@ -2,7 +2,6 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import {
   DEFAULT_TEMPLATE,
   integrationIdProblem,
@@ -11,9 +10,9 @@ import {
   samplePayload,
   secretNameFor,
 } from '../../../bin/commands/init';
-import { main } from '../../../bin/docrelay';
 import { loadConfigFile, parseConfig } from '../../../functions/config/load';
 import { SENDER_SCHEMES } from '../../../functions/senders';
+import { runCli } from '../../helpers/run-cli';
 
 const root = join(__dirname, '../../..');
 const CLOSED_SERVICE = 'http://127.0.0.1:9';
@@ -28,22 +27,16 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function cli(argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  // No service: a closed loopback port (the rule is then the offline one, and a note says so).
-  const env = {
-    DOCRELAY_CONFIG: join(dir, 'docrelay.yaml'),
-    DOCRELAY_DATA_DIR: join(dir, 'data'),
-    DOCGEN_BASE_URL: CLOSED_SERVICE,
-  };
-  const code = await main(argv, { stdout, stderr, cwd: dir, env });
-  return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
-}
+// No service: a closed loopback port (the rule is then the offline one, and a note says so).
+const cli = (argv: string[]) =>
+  runCli(argv, {
+    cwd: dir,
+    env: {
+      DOCRELAY_CONFIG: join(dir, 'docrelay.yaml'),
+      DOCRELAY_DATA_DIR: join(dir, 'data'),
+      DOCGEN_BASE_URL: CLOSED_SERVICE,
+    },
+  });
 
 describe('integrationStanza', () => {
   it.each(SENDER_SCHEMES.map((scheme) => [scheme]))('makes a valid integration for scheme %s', (scheme) => {

@@ -1,8 +1,6 @@
-/** `jobs list --since`: an ISO 8601 time or a duration; an impossible date is a usage error, never rolled over. */
-import { PassThrough } from 'node:stream';
 import { parseSince } from '../../../../bin/commands/jobs';
 import { CliError } from '../../../../bin/commands/types';
-import { main } from '../../../../bin/docrelay';
+import { runCli } from '../../../helpers/run-cli';
 
 const now = new Date('2026-03-10T12:00:00.000Z');
 
@@ -43,17 +41,10 @@ describe('parseSince', () => {
 
 describe('docrelay jobs list --since', () => {
   it('refuses February 30 on one line with exit 2, before looking for a stack', async () => {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    const err: Buffer[] = [];
-    stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    const code = await main(['jobs', 'list', '--since', '2026-02-30'], {
-      stdout,
-      stderr,
+    const { code, stderr: text } = await runCli(['jobs', 'list', '--since', '2026-02-30'], {
       cwd: '/nonexistent',
       env: { DOCRELAY_DATA_DIR: '/nonexistent' },
     });
-    const text = Buffer.concat(err).toString('utf8');
     expect(code).toBe(2);
     expect(text).toBe(
       'docrelay jobs: --since must be a date that exists, got "2026-02-30" (2026-02 has 28 days)\n',

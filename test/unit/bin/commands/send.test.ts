@@ -1,9 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { contentTypeOf } from '../../../../bin/commands/ops-args';
-import { main } from '../../../../bin/docrelay';
+import { runCli } from '../../../helpers/run-cli';
 import { type FakeService, sendJson, startFakeService } from '../../docgen/fake-service';
 
 const root = join(__dirname, '../../../..');
@@ -36,22 +35,21 @@ describe('docrelay send: what it prints', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function send() {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    const argv = ['send', 'github-releases', '--payload', 'config/samples/github-release-published.json'];
-    const code = await main([...argv, '--url', hooks.url], {
-      stdout,
-      stderr,
-      cwd: root,
-      env: { DOCRELAY_DATA_DIR: join(dir, 'data'), DOCRELAY_SECRETS_FILE: join(dir, 'secrets.json') },
-    });
-    return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
-  }
+  const send = () =>
+    runCli(
+      [
+        'send',
+        'github-releases',
+        '--payload',
+        'config/samples/github-release-published.json',
+        '--url',
+        hooks.url,
+      ],
+      {
+        cwd: root,
+        env: { DOCRELAY_DATA_DIR: join(dir, 'data'), DOCRELAY_SECRETS_FILE: join(dir, 'secrets.json') },
+      },
+    );
 
   it.each([
     [202, 'Accepted', { deliveryId: 'd-1', jobs: [{ jobId: 'j-1', rule: 'release-notes' }] }],
