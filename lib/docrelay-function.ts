@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import {
   type BundlingOptions,
@@ -20,6 +20,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { LAMBDA_ENV, MAPPING_ISOLATE_FILE } from '../functions/config/lambda-env';
+import { acknowledge } from './builders/nag';
 
 /**
  * The first directory at or above `start` holding one of `names`, with the name found there; undefined at the
@@ -39,6 +40,20 @@ function findUp(start: string, names: readonly string[]): { dir: string; name: s
  * functions' TypeScript sources for esbuild to bundle at the consumer's synth).
  */
 export const PROJECT_ROOT = findUp(__dirname, ['package.json'])?.dir ?? join(__dirname, '..');
+
+/**
+ * The EC2 actions of the AWS managed policy AWSLambdaVPCAccessExecutionRole (v3), which Lambda uses to manage a
+ * VPC function's network interfaces. The policy's log actions are not here: every function may write its own
+ * log group already.
+ */
+export const VPC_ACCESS_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
 
 /** The lock files NodejsFunction recognises, in the order it looks for them. */
 const LOCK_FILES = ['pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'bun.lockb', 'package-lock.json'] as const;
@@ -360,6 +375,30 @@ export class DocRelayFunction extends NodejsFunction {
     });
     // Only the two actions Lambda needs to write logs, on this function's log group alone.
     logGroup.grantWrite(role);
+    // aws-cdk-lib attaches AWSLambdaVPCAccessExecutionRole only to a role it creates itself; this role needs
+    // the policy's network interface actions (its log actions are granted above, scoped), added before the
+    // function so CloudFormation creates the function after them (Lambda checks them at creation).
+    const inVpc = props.functionProps?.vpc !== undefined;
+    if (inVpc) role.addToPolicy(new PolicyStatement({ actions: [...VPC_ACCESS_ACTIONS], resources: ['*'] }));
+    const wildcards = [
+      ...(props.tracing === true
+        ? [
+            'the X-Ray statement (PutTraceSegments, PutTelemetryRecords): X-Ray supports no resource-level permissions',
+          ]
+        : []),
+      ...(inVpc
+        ? [
+            'the VPC statement (the network interface actions of AWSLambdaVPCAccessExecutionRole): Lambda creates and deletes the interfaces of its choosing, and the Describe actions support no resource-level permissions',
+          ]
+        : []),
+    ];
+    if (wildcards.length > 0) {
+      acknowledge(
+        role,
+        'AwsSolutions-IAM5[Resource::*]',
+        `Only ${wildcards.join('; and ')} has Resource "*".`,
+      );
+    }
     const { projectRoot, lockFile } = bundlingRoot();
     const bundle: BundleOptions = { tracing: props.tracing === true, sourceMaps: props.sourceMaps === true };
     const nodeOptions = functionNodeOptions(bundle);

@@ -25,7 +25,7 @@ import {
   type FunctionSizing,
 } from '../docrelay-function';
 import type { DeploymentIdentity } from './identity';
-import { acknowledge, acknowledgeWildcardResource } from './nag';
+import { acknowledgeWildcardResource } from './nag';
 import { configSecretNames, secretPolicyArn } from './secrets';
 
 /** SQS event sources cap concurrency from 2 up (ScalingConfig.MaximumConcurrency). */
@@ -84,7 +84,7 @@ const INGEST_TABLE_ACTIONS = [
 /** A function's settings with its memory and timeout filled. */
 export type FunctionOptions = DocRelayFunctionOptions & Required<FunctionSizing>;
 
-/** A docrelay function on the shared base; with tracing, the X-Ray wildcard acknowledged on its role. */
+/** A docrelay function on the shared base, with the caller's network placement and concurrency. */
 function newFunction(
   wiring: FunctionWiring,
   id: string,
@@ -117,13 +117,6 @@ function newFunction(
       ...functionProps,
     },
   });
-  if (wiring.tracing) {
-    acknowledge(
-      fn.executionRole,
-      'AwsSolutions-IAM5[Resource::*]',
-      'Only the X-Ray statement (PutTraceSegments, PutTelemetryRecords) has Resource "*": X-Ray supports no resource-level permissions.',
-    );
-  }
   return fn;
 }
 

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type App, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -46,6 +47,24 @@ class KeyedStack extends Stack {
   }
 }
 
+/** A stack with the worker in a VPC (its network interface actions acknowledged only then), traced too. */
+class VpcStack extends Stack {
+  constructor(scope: App, id: string) {
+    super(scope, id);
+    const vpc = new Vpc(this, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    // The caller's VPC, not docrelay's: its flow logs are the caller's to choose.
+    Validations.of(vpc).acknowledge({
+      id: 'AwsSolutions-VPC7',
+      reason: 'A test VPC standing for the caller’s own network, whose flow logs are not docrelay’s concern.',
+    });
+    new DocRelay(this, 'DocRelay', {
+      config: fixtureConfig(),
+      tracing: true,
+      functions: { worker: { vpc } },
+    });
+  }
+}
+
 /** A stack that brings its own event bus and alarm topic key but lets docrelay create the rest. */
 class OwnBusStack extends Stack {
   constructor(scope: App, id: string) {
@@ -70,6 +89,7 @@ describe('cdk-nag AwsSolutions', () => {
       'X-Ray tracing on (its wildcard acknowledged only then)',
       () => new DocRelayStack(testApp(), 'Traced', { docRelay: { config: fixtureConfig(), tracing: true } }),
     ],
+    ['the worker in a VPC, with tracing', () => new VpcStack(testApp(), 'InVpc')],
   ];
 
   test.each(variants)('%s has no unacknowledged finding', (_name, build) => {

@@ -662,6 +662,31 @@ describe('DocRelay with props', () => {
     expect([ingest.VpcConfig, ingest.Environment.Variables.HTTPS_PROXY]).toEqual([undefined, undefined]);
   });
 
+  test('a function in a VPC may manage its network interfaces (what AWSLambdaVPCAccessExecutionRole grants), others may not', () => {
+    const stack = new Stack(testApp(), 'VpcRole');
+    const vpc = new Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    const relay = new DocRelay(stack, 'Relay', { config: fixtureConfig(), functions: { worker: { vpc } } });
+    const template = Template.fromStack(stack);
+    const eni = [
+      'ec2:AssignPrivateIpAddresses',
+      'ec2:CreateNetworkInterface',
+      'ec2:DeleteNetworkInterface',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DescribeSubnets',
+      'ec2:UnassignPrivateIpAddresses',
+    ];
+    expect(roleActions(template, logicalId(stack, relay.workerFunction.executionRole))).toEqual(
+      expect.arrayContaining(eni),
+    );
+    expect(roleActions(template, logicalId(stack, relay.ingestFunction.executionRole))).not.toContain(
+      'ec2:CreateNetworkInterface',
+    );
+    // Lambda checks the role when the function is created: the function waits for the policy.
+    const worker = template.toJSON().Resources[logicalId(stack, relay.workerFunction)];
+    const policy = relay.workerFunction.executionRole.node.tryFindChild('DefaultPolicy');
+    expect(worker.DependsOn).toContain(logicalId(stack, policy!));
+  });
+
   test('createSecrets creates every config secret by its name, with a random placeholder and an output saying how to set it', () => {
     const { template } = synthStack({ createSecrets: true });
     for (const name of [
