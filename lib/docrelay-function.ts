@@ -293,7 +293,7 @@ export interface DocRelayFunctionOptions extends FunctionSizing {
   readonly vpcSubnets?: SubnetSelection;
   /** Security groups in `vpc`. @default one created by Lambda, egress open */
   readonly securityGroups?: ISecurityGroup[];
-  /** Reserved concurrency (take from the account's unreserved pool, which must keep 10). @default none */
+  /** Reserved concurrency (taken from the account's unreserved pool, of which Lambda keeps 100). @default none */
   readonly reservedConcurrentExecutions?: number;
   /** Environment variables added to the function's; docrelay's own variables win over them. @default none */
   readonly environment?: Readonly<Record<string, string>>;

@@ -249,6 +249,7 @@ export class DocRelay extends Construct {
     return {
       scope: this,
       config: this.config,
+      configSource: props.configSource ?? 'config',
       configFile: this.configFile,
       table: this.table,
       queue: this.queue,

@@ -13,6 +13,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { ConfigError } from '../../functions/config/errors';
 import type { DocrelayConfig } from '../../functions/config/schema';
 import { JOB_TABLE } from '../../functions/config/table-contract';
 import { ENQUEUE_GRACE_MS } from '../../functions/core/outbox';
@@ -42,6 +43,8 @@ export function keyPatternPrefix(keyPattern: string): string {
 export interface FunctionWiring {
   readonly scope: Construct;
   readonly config: DocrelayConfig;
+  /** The configuration's name in validation messages (DocRelayProps.configSource). */
+  readonly configSource: string;
   readonly configFile: string;
   readonly table: Table;
   readonly queue: Queue;
@@ -204,6 +207,24 @@ export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOption
   return fn;
 }
 
+/**
+ * The worker's reserved concurrency. SQS event sources cap concurrency from 2 up, so a `service.maxConcurrency`
+ * of 1 is enforced by reserving 1 for the worker instead (the caller's own reservation, if any, must be 1).
+ * Throws a located ConfigError, which the CDK app prints without a stack trace, when the two disagree.
+ */
+function workerReservedConcurrency(wiring: FunctionWiring, size: FunctionOptions): number | undefined {
+  const maxConcurrency = wiring.config.service.maxConcurrency;
+  const reserved = size.reservedConcurrentExecutions;
+  if (maxConcurrency >= MIN_ESM_MAX_CONCURRENCY) return reserved;
+  if (reserved === undefined || reserved === maxConcurrency) return maxConcurrency;
+  throw new ConfigError(wiring.configSource, [
+    {
+      path: 'service.maxConcurrency',
+      message: `${maxConcurrency} is enforced by reserving ${maxConcurrency} concurrent execution for the worker (SQS event sources cap at ${MIN_ESM_MAX_CONCURRENCY} or more), but functions.worker.reservedConcurrentExecutions is ${reserved}: remove it, set it to ${maxConcurrency}, or raise service.maxConcurrency`,
+    },
+  ]);
+}
+
 /** Inputs of the worker beyond the shared wiring. */
 export interface WorkerOptions {
   readonly batchSize: number;
@@ -222,19 +243,12 @@ export function buildWorkerFunction(
   options: WorkerOptions,
 ): DocRelayFunction {
   const maxConcurrency = wiring.config.service.maxConcurrency;
-  const reserved = size.reservedConcurrentExecutions;
-  // A cap of 1 cannot be an event-source cap, and a reserved concurrency of 1 is refused by accounts whose
-  // quota leaves fewer than 10 unreserved (the default quota of 10 does): only the caller can choose it.
-  if (maxConcurrency < MIN_ESM_MAX_CONCURRENCY && reserved === undefined) {
-    throw new Error(
-      `DocRelay: service.maxConcurrency ${maxConcurrency} cannot be enforced by an SQS event source (its minimum is ${MIN_ESM_MAX_CONCURRENCY}). Use 2 or more, or set functions.worker.reservedConcurrentExecutions to 1 if the account's Lambda concurrency quota leaves at least 10 unreserved (not the default quota of 10; docs/deploy.md, "Concurrency").`,
-    );
-  }
+  const reserved = workerReservedConcurrency(wiring, size);
   const fn = newFunction(
     wiring,
     'Worker',
     'worker',
-    size,
+    { ...size, ...(reserved === undefined ? {} : { reservedConcurrentExecutions: reserved }) },
     'docrelay: generates documents and stores them in S3',
   );
   fn.addEventSource(

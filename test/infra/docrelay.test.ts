@@ -3,6 +3,7 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { ConfigError } from '../../functions/config/errors';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { JOB_TABLE } from '../../functions/config/table-contract';
 import { DocRelay } from '../../lib/docrelay';
@@ -621,21 +622,39 @@ describe('DocRelay with props', () => {
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
   });
 
-  test('a service.maxConcurrency of 1 fails synth with what to do, unless the worker reserves concurrency itself', () => {
+  test('a service.maxConcurrency of 1 reserves one execution for the worker and sets no event-source cap', () => {
     const config = fixtureConfig();
     const single = { ...config, service: { ...config.service, maxConcurrency: 1 } };
-    expect(() => synthStack({}, single)).toThrow(
-      /service.maxConcurrency 1 cannot be enforced by an SQS event source \(its minimum is 2\).*reservedConcurrentExecutions/,
-    );
-    const { stack, template } = synthStack(
-      { functions: { worker: { reservedConcurrentExecutions: 1 } } },
-      single,
-    );
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
-    expect(
-      template.toJSON().Resources[logicalId(stack, stack.docRelay.workerFunction)].Properties
-        .ReservedConcurrentExecutions,
-    ).toBe(1);
+    for (const functions of [{}, { worker: { reservedConcurrentExecutions: 1 } }]) {
+      const { stack, template } = synthStack({ functions }, single);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
+      expect(
+        template.toJSON().Resources[logicalId(stack, stack.docRelay.workerFunction)].Properties
+          .ReservedConcurrentExecutions,
+      ).toBe(1);
+    }
+  });
+
+  test('a service.maxConcurrency of 1 with another reserved concurrency fails synth with one located config problem', () => {
+    const config = fixtureConfig();
+    const single = { ...config, service: { ...config.service, maxConcurrency: 1 } };
+    let thrown: unknown;
+    try {
+      synthStack(
+        { configSource: 'docrelay.yaml', functions: { worker: { reservedConcurrentExecutions: 5 } } },
+        single,
+      );
+    } catch (error) {
+      thrown = error;
+    }
+    // A ConfigError: the CDK app prints its lines without a stack trace (bin/app.ts).
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).message.split('\n')).toEqual([
+      'docrelay.yaml: 1 problem',
+      expect.stringMatching(
+        /^ {2}- service\.maxConcurrency: 1 is enforced by reserving 1 .*functions\.worker\.reservedConcurrentExecutions is 5: remove it, set it to 1, or raise service\.maxConcurrency$/,
+      ),
+    ]);
   });
 
   test('per-function props: VPC and subnets, reserved concurrency, extra environment under docrelay’s own', () => {
