@@ -132,7 +132,10 @@ export interface DocRelayProps {
   readonly sealingSecret?: ISecret;
   /** Receives of a job message before it goes to the dead-letter queue. @default 8 */
   readonly maxReceiveCount?: number;
-  /** Messages per worker invocation (processed one after another). @default 1 */
+  /**
+   * Messages per worker invocation, processed one after another: the worker timeout must cover batchSize jobs
+   * (a synth warning says when it does not). @default 1
+   */
   readonly batchSize?: number;
   /** Throttling of the HTTP API's stage. @default rateLimit 50 requests/s, burstLimit 100 */
   readonly throttle?: ThrottleSettings;

@@ -225,6 +225,41 @@ function workerReservedConcurrency(wiring: FunctionWiring, size: FunctionOptions
   ]);
 }
 
+/**
+ * Synth warnings of worker settings that synthesize but can lose time or jobs. A job may take a service request
+ * and a retry (2 × service.timeoutSeconds), and a batch runs its jobs one after another, so the timeout must
+ * cover batchSize of them. Reserved concurrency below the event source's cap gets messages received and
+ * throttled, and every such receive counts toward maxReceiveCount.
+ */
+function warnOfWorkerLimits(
+  wiring: FunctionWiring,
+  size: FunctionOptions,
+  batchSize: number,
+  reserved: number | undefined,
+): void {
+  const { maxConcurrency, timeoutSeconds } = wiring.config.service;
+  const timeout = size.timeout.toSeconds();
+  const perJob = timeoutSeconds * 2;
+  if (batchSize === 1 && perJob > timeout) {
+    Annotations.of(wiring.scope).addWarningV2(
+      'docrelay:workerTimeout',
+      `the worker timeout (${timeout} s) leaves little room for service.timeoutSeconds (${timeoutSeconds} s) and a retry; raise functions.worker.timeout`,
+    );
+  }
+  if (batchSize > 1 && batchSize * perJob > timeout) {
+    Annotations.of(wiring.scope).addWarningV2(
+      'docrelay:workerBatchTimeout',
+      `the worker timeout (${timeout} s) is shorter than batchSize (${batchSize}) jobs of service.timeoutSeconds (${timeoutSeconds} s) and a retry each (${batchSize * perJob} s), run one after another; raise functions.worker.timeout to ${Math.min(batchSize * perJob, 900)} s or lower batchSize`,
+    );
+  }
+  if (reserved !== undefined && maxConcurrency >= MIN_ESM_MAX_CONCURRENCY && reserved < maxConcurrency) {
+    Annotations.of(wiring.scope).addWarningV2(
+      'docrelay:workerReservedConcurrency',
+      `functions.worker.reservedConcurrentExecutions (${reserved}) is below service.maxConcurrency (${maxConcurrency}): the event source receives messages the worker is throttled on, each receive counts toward maxReceiveCount, and jobs can be dead-lettered; set reservedConcurrentExecutions to at least ${maxConcurrency} or lower service.maxConcurrency to ${Math.max(reserved, 1)}`,
+    );
+  }
+}
+
 /** Inputs of the worker beyond the shared wiring. */
 export interface WorkerOptions {
   readonly batchSize: number;
@@ -259,12 +294,7 @@ export function buildWorkerFunction(
       ...(maxConcurrency >= MIN_ESM_MAX_CONCURRENCY ? { maxConcurrency } : {}),
     }),
   );
-  if (wiring.config.service.timeoutSeconds * 2 > size.timeout.toSeconds()) {
-    Annotations.of(wiring.scope).addWarningV2(
-      'docrelay:workerTimeout',
-      `the worker timeout (${size.timeout.toSeconds()} s) leaves little room for service.timeoutSeconds (${wiring.config.service.timeoutSeconds} s) and a retry; raise functions.worker.timeout`,
-    );
-  }
+  warnOfWorkerLimits(wiring, size, options.batchSize, reserved);
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
   // GetObject covers the HeadObject that checks a stored object's size where S3 answers no checksum.

@@ -812,6 +812,41 @@ describe('DocRelay with props', () => {
     jest.restoreAllMocks();
   });
 
+  test('a worker reserved concurrency below service.maxConcurrency is a synth warning naming both and the fix', () => {
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const config = fixtureConfig();
+    const four = { ...config, service: { ...config.service, maxConcurrency: 4 } };
+    const { stack } = synthStack({ functions: { worker: { reservedConcurrentExecutions: 1 } } }, four);
+    Annotations.fromStack(stack).hasWarning(
+      '*',
+      Match.stringLikeRegexp(
+        'reservedConcurrentExecutions \\(1\\) is below service\\.maxConcurrency \\(4\\).*maxReceiveCount.*at least 4 or lower service\\.maxConcurrency to 1',
+      ),
+    );
+    const enough = synthStack({ functions: { worker: { reservedConcurrentExecutions: 4 } } }, four).stack;
+    Annotations.fromStack(enough).hasNoWarning('*', Match.stringLikeRegexp('reservedConcurrentExecutions'));
+    jest.restoreAllMocks();
+  });
+
+  test('a batch whose jobs, one after another, can outlast the worker timeout is a synth warning', () => {
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const config = fixtureConfig();
+    const slow = { ...config, service: { ...config.service, timeoutSeconds: 60 } };
+    // 3 jobs × (60 s + a retry) = 360 s > 300 s.
+    const { stack } = synthStack({ batchSize: 3 }, slow);
+    Annotations.fromStack(stack).hasWarning(
+      '*',
+      Match.stringLikeRegexp(
+        'batchSize \\(3\\).*\\(360 s\\).*raise functions\\.worker\\.timeout to 360 s or lower batchSize',
+      ),
+    );
+    Annotations.fromStack(synthStack({ batchSize: 2 }, slow).stack).hasNoWarning(
+      '*',
+      Match.stringLikeRegexp('batchSize'),
+    );
+    jest.restoreAllMocks();
+  });
+
   test('an ingest timeout as long as the delivery grace (60 s) fails synth with the prop named', () => {
     expect(() => synthStack({ functions: { ingest: { timeout: Duration.seconds(60) } } })).toThrow(
       /functions\.ingest\.timeout is 60 s; it must be under 60 s/,
