@@ -142,7 +142,7 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
   acknowledge(
     webhookRoute,
     'AwsSolutions-APIG4',
-    'Webhook senders (GitHub, Stripe, …) cannot sign with IAM or obtain tokens: each delivery is authenticated by its HMAC/ed25519 signature over the raw body, verified with a constant-time comparison in the ingest function before anything else; unknown integrations answer 404. The stage is throttled.',
+    'Webhook senders (GitHub, Stripe, …) cannot sign with IAM or obtain tokens, so the ingest function authenticates each delivery itself, before parsing it, by its integration’s verify.scheme: a signature over what the sender signs (the raw body for most schemes), an HMAC with the shared secret compared in constant time or a public-key signature (ed25519, SNS’s certificate) checked with the sender’s key; or, with scheme token, a shared secret in a header compared in constant time (the body is not signed); or nothing at all with scheme none, which the configuration accepts only with allowUnsigned: true, leaving that integration’s URL open to anyone. Unknown integrations answer 404. The stage is throttled.',
   );
   const endpoint = options.domain === undefined ? api.apiEndpoint : `https://${options.domain.domainName}`;
   return {

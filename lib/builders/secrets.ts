@@ -51,7 +51,7 @@ export function buildSealingSecret(scope: Construct, options: SealingSecretOptio
   acknowledge(
     secret,
     'AwsSolutions-SMG4',
-    'Rotating the sealing key would make payloads and links sealed under the old value (jobs in flight) unreadable; it never leaves AWS and is readable only by the docrelay functions that seal or unseal.',
+    'Rotating the sealing key would make payloads and links sealed under the old value (jobs in flight) unreadable. It never leaves AWS; the construct grants it only to the functions that seal or unseal (ingest, worker, event-ingest), but it has no resource policy: any principal of the account whose IAM policy allows secretsmanager:GetSecretValue on it can read it too, such as an operator running docrelay console.',
   );
   return secret;
 }

@@ -146,4 +146,38 @@ describe('cdk-nag AwsSolutions', () => {
       }
     }
   });
+
+  test('deploy.md lists every acknowledgment: a row per rule, and each acknowledged queue by its name', () => {
+    const table = readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8')
+      .split('\n')
+      .filter((line) => /^\| [A-Z]+\d+ /.test(line));
+    for (const [, build] of variants) {
+      // docrelay's own, not the test's (VPC7 on the test VPC).
+      const ours = acknowledgments(build()).filter(
+        (a) => a.id.startsWith('AwsSolutions-') && a.path.split('/').includes('DocRelay'),
+      );
+      for (const ack of ours) {
+        const rule = ack.id.replace(/^AwsSolutions-/, '').replace(/\[.*$/, '');
+        const rows = table.filter((line) => line.startsWith(`| ${rule} `));
+        expect([ack.id, rows.length > 0]).toEqual([ack.id, true]);
+        if (rule === 'SQS3') {
+          const queue = ack.path.split('/').at(-1)!;
+          expect([queue, rows.some((line) => line.includes(`\`${queue}\``))]).toEqual([queue, true]);
+        }
+      }
+    }
+  });
+
+  test('the acknowledgment reasons hold for every verify scheme and for who can read the sealing secret', () => {
+    const stack = new DocRelayStack(testApp(), 'Reasons', { docRelay: { config: fixtureConfig() } });
+    const reason = (id: string) => acknowledgments(stack).find((ack) => ack.id === id)?.reason ?? '';
+    // Signatures, tokens and no verification at all (allowUnsigned) are all possible schemes.
+    expect(reason('AwsSolutions-APIG4')).toMatch(/HMAC.*public-key.*token.*none.*allowUnsigned: true/s);
+    expect(reason('AwsSolutions-APIG4')).not.toMatch(/each delivery is authenticated by its HMAC/);
+    const sealing = acknowledgments(stack).find(
+      (ack) => ack.id === 'AwsSolutions-SMG4' && ack.path.endsWith('/SealingSecret'),
+    );
+    expect(sealing?.reason).toMatch(/no resource policy.*docrelay console/s);
+    expect(sealing?.reason).not.toMatch(/readable only by/);
+  });
 });
