@@ -52,10 +52,18 @@ export type DocRelayBucketOption =
   | {
       /** A bucket you manage (its encryption, logging and lifecycle are yours). */
       readonly existing: IBucket;
+      /**
+       * The bucket's SSE-KMS key, for a bucket that does not carry it (`Bucket.fromBucketName`,
+       * `fromBucketArn`): the worker and jobs-api roles are allowed to use it (its key policy must allow IAM
+       * policies). @default `existing.encryptionKey`: none for an imported bucket (SSE-S3 needs none)
+       */
+      readonly encryptionKey?: IKey;
       readonly create?: never;
     }
   | {
       readonly existing?: never;
+      /** The created bucket uses DocRelayProps.encryptionKey. */
+      readonly encryptionKey?: never;
       /** Settings of the created bucket. @default see DocRelayNewBucketProps */
       readonly create?: DocRelayNewBucketProps;
     };

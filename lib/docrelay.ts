@@ -54,6 +54,8 @@ export class DocRelay extends Construct {
   public readonly configFile: string;
   /** The documents bucket (given or created). */
   public readonly bucket: IBucket;
+  /** The documents bucket's SSE-KMS key, when it has one (the created bucket's, or the one given with it). */
+  public readonly bucketKey?: IKey;
   /** The server access logs bucket, when this construct created the documents bucket. */
   public readonly accessLogsBucket?: IBucket;
   /** The job and delivery table. */
@@ -118,7 +120,11 @@ export class DocRelay extends Construct {
     const key = props.encryptionKey;
     const removalPolicy = settings.removalPolicy;
 
-    ({ bucket: this.bucket, accessLogsBucket: this.accessLogsBucket } = buildDocumentsBucket(this, {
+    ({
+      bucket: this.bucket,
+      accessLogsBucket: this.accessLogsBucket,
+      encryptionKey: this.bucketKey,
+    } = buildDocumentsBucket(this, {
       ...(props.bucket === undefined ? {} : { option: props.bucket }),
       ...(key === undefined ? {} : { encryptionKey: key }),
       removalPolicy,
@@ -242,10 +248,6 @@ export class DocRelay extends Construct {
     settings: Settings,
     visibilityTimeout: Duration,
   ): FunctionWiring {
-    // Every function touches the table and a queue or the bucket: all need the customer managed keys.
-    const keys = [...new Set([props.encryptionKey, this.bucket.encryptionKey])].filter(
-      (k): k is IKey => k !== undefined,
-    );
     return {
       scope: this,
       config: this.config,
@@ -259,7 +261,8 @@ export class DocRelay extends Construct {
       configSecrets: this.configSecrets,
       serviceApiKeySecret: this.serviceApiKeySecret,
       eventBusArn: this.eventBusArn,
-      keys,
+      ...(props.encryptionKey === undefined ? {} : { dataKey: props.encryptionKey }),
+      ...(this.bucketKey === undefined ? {} : { bucketKey: this.bucketKey }),
       environment: {
         [LAMBDA_ENV.tableName]: this.table.tableName,
         [LAMBDA_ENV.queueUrl]: this.queue.queueUrl,

@@ -55,8 +55,10 @@ export interface FunctionWiring {
   readonly configSecrets: ReadonlyMap<string, ISecret>;
   readonly serviceApiKeySecret: ISecret;
   readonly eventBusArn: string;
-  /** Customer managed keys of the table, queues and bucket, which the functions must be able to use. */
-  readonly keys: readonly IKey[];
+  /** The customer managed key of the table, queues and secrets (DocRelayProps.encryptionKey), if any. */
+  readonly dataKey?: IKey;
+  /** The documents bucket's SSE-KMS key, if any: only the functions that read or write objects use it. */
+  readonly bucketKey?: IKey;
   /** The environment every function gets (resource names, lease, receive count). */
   readonly environment: Readonly<Record<string, string>>;
   readonly logRetention: RetentionDays;
@@ -129,12 +131,18 @@ function allow(fn: DocRelayFunction, actions: string[], resources: string[]): vo
 }
 
 /**
- * Customer managed keys: readers decrypt, writers also generate data keys. Keys of a bucket or secret brought
- * by the caller are theirs to grant.
+ * Customer managed keys: readers decrypt, writers also generate data keys. The data key (table, queues, secrets)
+ * goes to every function; the bucket's key only to those given `bucket` (they read or write objects).
  */
-function allowKeys(fn: DocRelayFunction, keys: readonly IKey[], use: 'read' | 'write'): void {
+function allowKeys(
+  fn: DocRelayFunction,
+  wiring: FunctionWiring,
+  use: 'read' | 'write',
+  bucket: 'bucket' | 'no bucket',
+): void {
   const actions = use === 'write' ? ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
-  for (const key of keys) allow(fn, actions, [key.keyArn]);
+  const keys = new Set([wiring.dataKey, ...(bucket === 'bucket' ? [wiring.bucketKey] : [])]);
+  for (const key of keys) if (key !== undefined) allow(fn, actions, [key.keyArn]);
 }
 
 /** The bucket's objects under the key pattern's literal prefix, acknowledged as the one wildcard it needs. */
@@ -203,7 +211,7 @@ export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOption
       [...new Set(handedSecrets)].map((name) => secretPolicyArn(wiring.configSecrets.get(name)!)),
     );
   }
-  allowKeys(fn, wiring.keys, 'write');
+  allowKeys(fn, wiring, 'write', 'no bucket');
   return fn;
 }
 
@@ -306,7 +314,7 @@ export function buildWorkerFunction(
     ['secretsmanager:GetSecretValue'],
     [secretPolicyArn(wiring.serviceApiKeySecret), secretPolicyArn(wiring.sealingSecret)],
   );
-  allowKeys(fn, wiring.keys, 'write');
+  allowKeys(fn, wiring, 'write', 'bucket');
   return fn;
 }
 
@@ -330,7 +338,7 @@ export function buildJobsApiFunction(wiring: FunctionWiring, size: FunctionOptio
     ),
   );
   allow(fn, ['s3:GetObject'], [objects]);
-  allowKeys(fn, wiring.keys, 'read');
+  allowKeys(fn, wiring, 'read', 'bucket');
   return fn;
 }
 
@@ -357,7 +365,7 @@ export function buildReconcilerFunction(
   );
   // GetQueueAttributes: whether a stranded job's message may still be waiting (core/reconcile.ts).
   allow(fn, ['sqs:GetQueueAttributes', 'sqs:SendMessage'], [wiring.queue.queueArn]);
-  allowKeys(fn, wiring.keys, 'write');
+  allowKeys(fn, wiring, 'write', 'no bucket');
   return fn;
 }
 
@@ -386,7 +394,7 @@ export function buildEventIngestFunction(
   allow(fn, INGEST_TABLE_ACTIONS, [wiring.table.tableArn]);
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn]);
   allow(fn, ['secretsmanager:GetSecretValue'], [secretPolicyArn(wiring.sealingSecret)]);
-  allowKeys(fn, wiring.keys, 'write');
+  allowKeys(fn, wiring, 'write', 'no bucket');
   return fn;
 }
 

@@ -16,11 +16,18 @@ export interface DocumentsBucketOptions {
 export interface DocumentsBucket {
   readonly bucket: IBucket;
   readonly accessLogsBucket?: IBucket;
+  /** The bucket's SSE-KMS key: the created bucket's, or the given bucket's (its own, else the one given with it). */
+  readonly encryptionKey?: IKey;
 }
 
 /** Uses the given bucket, or creates the documents bucket (and an access logs bucket unless one is given). */
 export function buildDocumentsBucket(scope: Construct, options: DocumentsBucketOptions): DocumentsBucket {
-  if (options.option?.existing !== undefined) return { bucket: options.option.existing };
+  const existing = options.option?.existing;
+  if (existing !== undefined) {
+    // A bucket imported by name or ARN knows no key: the caller names it beside the bucket.
+    const key = options.option?.encryptionKey ?? existing.encryptionKey;
+    return { bucket: existing, ...(key === undefined ? {} : { encryptionKey: key }) };
+  }
   const create = options.option?.create ?? {};
   const key = options.encryptionKey;
   const accessLogsBucket = create.accessLogsBucket ?? buildAccessLogsBucket(scope, options.removalPolicy);
@@ -40,7 +47,7 @@ export function buildDocumentsBucket(scope: Construct, options: DocumentsBucketO
     ],
     removalPolicy: options.removalPolicy,
   });
-  return { bucket, accessLogsBucket };
+  return { bucket, accessLogsBucket, ...(key === undefined ? {} : { encryptionKey: key }) };
 }
 
 /** The server access logs bucket (cdk-nag's S1 recognises a bucket that receives access logs: no waiver). */

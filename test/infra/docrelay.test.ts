@@ -3,10 +3,12 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { ConfigError } from '../../functions/config/errors';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
 import { JOB_TABLE } from '../../functions/config/table-contract';
 import { DocRelay } from '../../lib/docrelay';
+import type { DocRelayFunction } from '../../lib/docrelay-function';
 import { DocRelayStack } from '../../lib/docrelay-stack';
 import { fixtureConfig, logicalId, roleActions, synthStack, testApp } from './support';
 
@@ -778,6 +780,74 @@ describe('DocRelay with props', () => {
     );
     const jobsApiActions = roleActions(template, logicalId(stack, relay.jobsApiFunction.executionRole));
     expect(jobsApiActions.filter((action) => action.startsWith('kms:'))).toEqual(['kms:Decrypt']);
+  });
+
+  test('a brought bucket’s KMS key is used only by the functions that read or write objects (worker, jobs-api)', () => {
+    const stack = new Stack(testApp(), 'BroughtBucket');
+    const dataKey = new Key(stack, 'DataKey', { enableKeyRotation: true });
+    const bucketKey = Key.fromKeyArn(
+      stack,
+      'BucketKey',
+      'arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-3333-4444-555555555555',
+    );
+    const relay = new DocRelay(stack, 'Relay', {
+      config: fixtureConfig(),
+      encryptionKey: dataKey,
+      bucket: { existing: Bucket.fromBucketName(stack, 'Docs', 'my-documents'), encryptionKey: bucketKey },
+    });
+    const template = Template.fromStack(stack);
+    const dataKeyArn = { 'Fn::GetAtt': [logicalId(stack, dataKey), 'Arn'] };
+    /** The KMS statements of a function's role: its actions by key. */
+    const kmsOf = (fn: DocRelayFunction) => {
+      const role = logicalId(stack, fn.executionRole);
+      return Object.values(template.findResources('AWS::IAM::Policy'))
+        .filter((policy) => (policy.Properties.Roles as Array<{ Ref?: string }>).some((r) => r.Ref === role))
+        .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>)
+        .filter((statement) => [statement.Action].flat().some((a) => String(a).startsWith('kms:')))
+        .flatMap((statement) =>
+          [statement.Resource].flat().map((resource) => [resource, [statement.Action].flat().join(' ')]),
+        );
+    };
+    const write = 'kms:Decrypt kms:Encrypt kms:GenerateDataKey';
+    expect(kmsOf(relay.workerFunction)).toHaveLength(2);
+    expect(kmsOf(relay.workerFunction)).toEqual(
+      expect.arrayContaining([
+        [dataKeyArn, write],
+        [bucketKey.keyArn, write],
+      ]),
+    );
+    expect(kmsOf(relay.jobsApiFunction)).toHaveLength(2);
+    expect(kmsOf(relay.jobsApiFunction)).toEqual(
+      expect.arrayContaining([
+        [dataKeyArn, 'kms:Decrypt'],
+        [bucketKey.keyArn, 'kms:Decrypt'],
+      ]),
+    );
+    for (const fn of [relay.ingestFunction, relay.reconcilerFunction, relay.eventIngestFunction!]) {
+      expect(kmsOf(fn)).toEqual([[dataKeyArn, write]]);
+    }
+  });
+
+  test('without a data key, a brought bucket’s own key goes to worker and jobs-api alone', () => {
+    const stack = new Stack(testApp(), 'BucketKeyOnly');
+    const bucketKey = new Key(stack, 'BucketKey', { enableKeyRotation: true });
+    const relay = new DocRelay(stack, 'Relay', {
+      config: fixtureConfig(),
+      bucket: {
+        existing: Bucket.fromBucketAttributes(stack, 'Docs', {
+          bucketName: 'my-documents',
+          encryptionKey: bucketKey,
+        }),
+      },
+    });
+    const template = Template.fromStack(stack);
+    const kms = (fn: DocRelayFunction) =>
+      roleActions(template, logicalId(stack, fn.executionRole)).filter((a) => a.startsWith('kms:'));
+    expect(kms(relay.workerFunction)).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+    expect(kms(relay.jobsApiFunction)).toEqual(['kms:Decrypt']);
+    for (const fn of [relay.ingestFunction, relay.reconcilerFunction, relay.eventIngestFunction!]) {
+      expect(kms(fn)).toEqual([]);
+    }
   });
 
   test('removalPolicy DESTROY applies to the table and the created bucket', () => {
