@@ -8,9 +8,11 @@ import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { HostedZone } from 'aws-cdk-lib/aws-route53';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { DocRelay } from '../../lib/docrelay';
 import { addDocRelayStack } from '../../lib/docrelay-app';
 import { DocRelayStack } from '../../lib/docrelay-stack';
@@ -56,6 +58,22 @@ const variants: Array<[string, () => Stack]> = [
             'arn:aws:acm:eu-west-1:123456789012:certificate/00000000-0000-0000-0000-000000000000',
           ),
           hostedZone: new HostedZone(stack, 'Zone', { zoneName: 'example.com' }),
+        },
+      });
+      return stack;
+    },
+  ],
+  [
+    'the worker in a VPC, service.maxConcurrency 1 (a reserved execution) and a brought bucket with its key',
+    () => {
+      const stack = new Stack(testApp(), 'VpcSingle');
+      const config = fixtureConfig();
+      new DocRelay(stack, 'DocRelay', {
+        config: { ...config, service: { ...config.service, maxConcurrency: 1 } },
+        functions: { worker: { vpc: new Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 }) } },
+        bucket: {
+          existing: Bucket.fromBucketName(stack, 'Docs', 'my-documents'),
+          encryptionKey: new Key(stack, 'DocsKey', { enableKeyRotation: true }),
         },
       });
       return stack;
