@@ -30,8 +30,12 @@ export const KEY_PATTERN_PLACEHOLDERS = [
 /** The default `storage.keyPattern`. */
 export const DEFAULT_KEY_PATTERN = '{integration}/{yyyy}/{MM}/{dd}/{jobId}/{filename}';
 
-/** Largest `ingest.maxBodyBytes`: below API Gateway's 10 MB and Lambda's 6 MB synchronous payload limits. */
-export const MAX_BODY_BYTES_LIMIT = 6_000_000;
+/**
+ * Largest `ingest.maxBodyBytes`: a body this large still fits Lambda's 6 MB synchronous event on AWS once API
+ * Gateway has put it in the event (JSON-escaped, or base64 for a body it takes as binary: 4 bytes for 3) with
+ * the headers, so every body over the limit gets docrelay's 413 rather than a gateway error (docs/deploy.md).
+ */
+export const MAX_BODY_BYTES_LIMIT = 4_500_000;
 
 const URL_SAFE_ID = /^[a-z0-9][a-z0-9-_]{0,63}$/i;
 const LOOPBACK_HOST = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
@@ -200,7 +204,7 @@ export const IngestConfigSchema = z
       .number()
       .int('must be a whole number')
       .min(1)
-      .max(MAX_BODY_BYTES_LIMIT, `must be at most ${MAX_BODY_BYTES_LIMIT} (the Lambda payload limit)`)
+      .max(MAX_BODY_BYTES_LIMIT, `must be at most ${MAX_BODY_BYTES_LIMIT} (what fits Lambda's 6 MB event on AWS)`)
       .default(1_048_576)
       .describe('Largest accepted webhook body, in bytes (413 above).'),
   })

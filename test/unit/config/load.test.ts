@@ -196,7 +196,7 @@ describe('parseConfig error messages (one per kind)', () => {
   it('refuses maxBodyBytes above the Lambda limit', () => {
     const problem = onlyProblem('integrations:', 'ingest:\n  maxBodyBytes: 10000000\nintegrations:');
     expect(problem).toMatchObject({ path: 'ingest.maxBodyBytes' });
-    expect(problem.message).toMatch(/at most 6000000/);
+    expect(problem.message).toMatch(/at most 4500000/);
   });
 
   it('refuses an integration id that is not URL-safe', () => {
