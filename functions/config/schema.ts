@@ -204,7 +204,10 @@ export const IngestConfigSchema = z
       .number()
       .int('must be a whole number')
       .min(1)
-      .max(MAX_BODY_BYTES_LIMIT, `must be at most ${MAX_BODY_BYTES_LIMIT} (what fits Lambda's 6 MB event on AWS)`)
+      .max(
+        MAX_BODY_BYTES_LIMIT,
+        `must be at most ${MAX_BODY_BYTES_LIMIT} (what fits Lambda's 6 MB event on AWS)`,
+      )
       .default(1_048_576)
       .describe('Largest accepted webhook body, in bytes (413 above).'),
   })
