@@ -7,7 +7,7 @@
  */
 import { openJson, sealJson } from '../commons/seal';
 import { findRule, type LoadedConfig } from '../config/compile';
-import { DocgenLinkExpiredError } from '../docgen/errors';
+import { DocgenDownloadOriginRefusedError, DocgenLinkExpiredError } from '../docgen/errors';
 import type { DocumentFile } from '../docgen/types';
 import { mapRule } from '../mapping/mapper';
 import type { DocumentService, TemplateSource } from '../ports/document-service';
@@ -236,6 +236,7 @@ async function runClaimedJob(
   const sealingSecret = await deps.secrets.get(deps.sealingSecretName);
   for (let generation = 0; ; generation += 1) {
     let links = liveLinks(job, sealingSecret, now());
+    const checkpointed = links !== undefined;
     if (links === undefined) {
       if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
       if (job.status === 'created') job = await dropDocument(deps, job);
@@ -243,7 +244,7 @@ async function runClaimedJob(
       if (read === undefined) throw new DeliveryMissingError(job.deliveryId);
       ({ job, links } = await generateDocument(deps, job, read, sealingSecret));
     }
-    const copied = await copyFiles(deps, job, links);
+    const copied = await copyFiles(deps, job, links, checkpointed);
     job = copied.job;
     if (copied.done) break;
     job = await dropDocument(deps, job);
@@ -264,6 +265,7 @@ async function copyFiles(
   deps: WorkerDeps,
   claimed: JobRecord,
   links: Readonly<Record<string, string>>,
+  checkpointed: boolean,
 ): Promise<{ job: JobRecord; done: boolean }> {
   const now = deps.now ?? Date.now;
   let job = claimed;
@@ -278,6 +280,18 @@ async function copyFiles(
         deps.log.warn('download link expired before the copy finished; asking for a new document', {
           jobId: job.jobId,
         });
+        return { job, done: false };
+      }
+      if (checkpointed && error instanceof DocgenDownloadOriginRefusedError) {
+        // Links an earlier attempt kept, on an origin no longer allowed: the service moved (the local stack's
+        // emulator starts on a new port) or the config changed since. A new document gets links of today's
+        // origin; links the service has just made on a refused origin still fail the job (the config is wrong).
+        deps.log.warn(
+          'the kept download links are on an origin no longer allowed; asking for a new document',
+          {
+            jobId: job.jobId,
+          },
+        );
         return { job, done: false };
       }
       failures += 1;

@@ -6,6 +6,7 @@ import { processJob, type Receipt } from '../../../functions/core/process-job';
 import { MAX_COPY_RETRIES_PER_ATTEMPT } from '../../../functions/core/retry-policy';
 import {
   DocgenBadRequestError,
+  DocgenDownloadOriginRefusedError,
   DocgenRateLimitedError,
   DocgenUnavailableError,
 } from '../../../functions/docgen/errors';
@@ -303,6 +304,28 @@ describe('processJob', () => {
     const third = await oneJob(b, 'n-3');
     expect((await processJob(b.worker, third, receipt('m-3'))).kind).toBe('stored');
     expect((await job(b, third)).files[0]?.size).toBeUndefined();
+  });
+
+  it('asks for a new document when kept links are on an origin no longer allowed (the service moved)', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload(...Array.from({ length: COPY_FAILURES }, () => 'truncate' as const));
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('retry');
+    expect(await job(b, jobId)).toMatchObject({ status: 'created', documentsRequested: 1 });
+    b.service.failDownload(new DocgenDownloadOriginRefusedError('outside the allowed origins'));
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(await job(b, jobId)).toMatchObject({ status: 'stored', documentsRequested: 2 });
+  });
+
+  it('fails the job when links the service has just made are on a refused origin (the config is wrong)', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload(new DocgenDownloadOriginRefusedError('outside the allowed origins'));
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({
+      kind: 'failed',
+      job: { error: { code: 'DOCGEN_DOWNLOAD_ORIGIN_REFUSED' } },
+    });
+    expect(b.service.created).toHaveLength(1);
   });
 
   it('downloads again within the attempt while the link lives, without a second document', async () => {
