@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { readIsoTime } from '../../functions/commons/iso-time';
 import type { JobRecord, JobStatus } from '../../functions/core/job';
 import { type JobView, toJobView } from '../../functions/core/job-view';
 import { firstLine } from './ops-args';
@@ -87,10 +88,6 @@ export async function listJobs(ctx: CommandContext, options: ListOptions): Promi
   return 0;
 }
 
-/** An ISO 8601 date, or date and time (`T` or a space), with an optional offset: what `--since` takes. */
-const ISO_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
-
 /**
  * `--since`: an ISO 8601 time, or a duration back from now (`90s`, `30m`, `2h`, `7d`); else a usage error.
  * A date the calendar does not have (February 30) is refused: `Date.parse` would roll it over into March.
@@ -101,23 +98,19 @@ export function parseSince(text: string, now: Date): string {
     const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[duration[2] as 's' | 'm' | 'h' | 'd'];
     return new Date(now.getTime() - Number(duration[1]) * unit).toISOString();
   }
-  const iso = ISO_TIME.exec(text.trim());
-  const time = Date.parse(text.trim());
-  if (iso === null || Number.isNaN(time)) {
+  const reading = readIsoTime(text);
+  if (reading.ok) return new Date(reading.ms).toISOString();
+  if (reading.reason === 'no-such-date') {
+    const month = text.trim().slice(0, 7);
     throw new CliError(
-      `--since must be an ISO 8601 time or a duration such as 30m, 2h or 1d, got "${text}"`,
+      `--since must be a date that exists, got "${text}" (${month} has ${reading.daysInMonth} days)`,
       2,
     );
   }
-  const [year, month, day] = [iso[1], iso[2], iso[3]].map(Number) as [number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (day < 1 || day > daysInMonth) {
-    throw new CliError(
-      `--since must be a date that exists, got "${text}" (${iso[1]}-${iso[2]} has ${daysInMonth} days)`,
-      2,
-    );
-  }
-  return new Date(time).toISOString();
+  throw new CliError(
+    `--since must be an ISO 8601 time or a duration such as 30m, 2h or 1d, got "${text}"`,
+    2,
+  );
 }
 
 /** One line per job: received, job id, status, integration/rule, delivery, attempts. */

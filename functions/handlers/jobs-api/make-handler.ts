@@ -7,6 +7,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { readIsoTime } from '../../commons/iso-time';
 import { type Observability, traced } from '../../commons/observability';
 import type { JobRecord, JobStatus } from '../../core/job';
 import { type JobView, toJobView } from '../../core/job-view';
@@ -95,12 +96,13 @@ export function parseJobListQuery(query: Readonly<Record<string, string>>): JobL
   const sinceText = nonEmpty('since');
   let since: string | undefined;
   if (sinceText !== undefined) {
-    const at = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(sinceText)
-      ? Date.parse(sinceText)
-      : Number.NaN;
-    if (Number.isNaN(at))
-      throw badQuery('since must be an ISO 8601 date or time, e.g. 2025-06-01T12:00:00Z.');
-    since = new Date(at).toISOString();
+    const reading = readIsoTime(sinceText);
+    if (!reading.ok && reading.reason === 'no-such-date')
+      throw badQuery(
+        `since must be a date that exists (${sinceText.trim().slice(0, 7)} has ${reading.daysInMonth} days).`,
+      );
+    if (!reading.ok) throw badQuery('since must be an ISO 8601 date or time, e.g. 2025-06-01T12:00:00Z.');
+    since = new Date(reading.ms).toISOString();
   }
   const limitText = nonEmpty('limit');
   let limit: number | undefined;

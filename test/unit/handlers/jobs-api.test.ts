@@ -106,6 +106,8 @@ describe('GET /v1/jobs', () => {
     [{ limit: '0' }, /limit must be/],
     [{ limit: '101' }, /limit must be/],
     [{ since: 'yesterday' }, /since must be/],
+    [{ since: '2026-02-30' }, /since must be a date that exists \(2026-02 has 28 days\)/],
+    [{ since: '2026-13-01' }, /since must be/],
     [{ cursor: 'bm90IGEgY3Vyc29y' }, /cursor/],
     [{ colour: 'red' }, /Unknown parameter colour/],
   ])('answers %j with a 400 naming the mistake', async (query, detail) => {
