@@ -151,7 +151,16 @@ export async function downloadJob(
     );
   }
   const dir = resolve(ctx.cwd, options.out);
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    // A path that is a file, or a folder that cannot be made: said on one line, not as Node's error.
+    const why =
+      error.code === 'EEXIST' || error.code === 'ENOTDIR'
+        ? 'it is a file, not a folder'
+        : error.code === 'EACCES' || error.code === 'EPERM'
+          ? 'permission denied'
+          : (error.code ?? 'it cannot be made');
+    throw new CliError(`--out ${options.out}: ${why}`);
+  });
   const target = await resolveStackTarget(ctx);
   try {
     for (const file of view.files) {

@@ -311,6 +311,21 @@ describe('finding and following: send --wait, jobs list, jobs download', () => {
     }
   });
 
+  it('jobs download says on one line that --out names a file, not a folder', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'docrelay-cli-download-'));
+    try {
+      const file = join(dir, 'a-file');
+      await writeFile(file, 'x');
+      const result = await cli(['jobs', 'download', jobId, '--out', file]);
+      expect(result).toMatchObject({
+        code: 1,
+        stderr: `docrelay jobs: --out ${file}: it is a file, not a folder\n`,
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('jobs download refuses a job without stored files', async () => {
     const result = await cli(['jobs', 'download', 'no-such-job']);
     expect(result).toMatchObject({ code: 1, stderr: 'docrelay jobs: no job no-such-job\n' });
