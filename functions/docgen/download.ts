@@ -13,7 +13,12 @@ import { request as httpsRequest } from 'node:https';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { checkDownloadUrl, type DownloadPolicy } from './download-guard';
-import { DocgenBadResponseError, type DocgenError } from './errors';
+import {
+  DocgenBadResponseError,
+  DocgenDownloadCutError,
+  type DocgenError,
+  DocgenNetworkError,
+} from './errors';
 import { redactUrl } from './redact';
 import { statusError, type TransportFailure, transportError } from './status-errors';
 import type { DownloadResult } from './types';
@@ -174,11 +179,11 @@ class Exchange {
   stream(response: TransportResponse): DownloadResult {
     const source = response.body;
     const guard = new ActivityGuard(() => this.touch());
-    source.once('error', (error) => guard.destroy(this.error(error)));
+    source.once('error', (error) => guard.destroy(this.bodyError(error)));
     source.once('end', () => this.release());
     // A body that stops without an error (some transports) is a failure too, not a short success.
     source.once('close', () => {
-      if (!source.readableEnded) guard.destroy(this.error(new Error('the connection closed early')));
+      if (!source.readableEnded) guard.destroy(this.bodyError(new Error('the connection closed early')));
     });
     guard.once('close', () => {
       this.release();
@@ -219,6 +224,18 @@ class Exchange {
   close(response: TransportResponse): void {
     this.release();
     if (!response.body.destroyed) response.body.destroy();
+  }
+
+  /**
+   * A failure while the body streams: a connection that broke off after the service answered is a cut
+   * download (DocgenDownloadCutError), not the network being down; a timeout or the caller's abort stay as
+   * they are.
+   */
+  private bodyError(cause: unknown): DocgenError {
+    const error = this.error(cause);
+    return error instanceof DocgenNetworkError
+      ? new DocgenDownloadCutError(error.message, { operation: 'download', cause })
+      : error;
   }
 
   private error(cause: unknown): DocgenError {

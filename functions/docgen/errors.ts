@@ -77,6 +77,18 @@ export class DocgenNetworkError extends DocgenError {
   }
 }
 
+/**
+ * A download the service answered and began sending, then its connection broke off (a truncated download).
+ * Retried, but as a failure of the job's copy, not as an outage of the service: a link that keeps breaking off
+ * uses up the job's receives (RETRIES_EXHAUSTED) instead of regenerating its document for the outage budget.
+ */
+export class DocgenDownloadCutError extends DocgenError {
+  override name = 'DocgenDownloadCutError';
+  constructor(message: string, details?: DocgenErrorDetails) {
+    super('DOCGEN_DOWNLOAD_CUT', message, true, details);
+  }
+}
+
 /** The API key was refused (401/403), even after reading it again. */
 export class DocgenAuthError extends DocgenError {
   override name = 'DocgenAuthError';

@@ -186,7 +186,7 @@ describe('generate and download', () => {
     }
     expect(contentLength).toBe(doc.files[0]?.size);
     expect(received).toBeLessThan(contentLength ?? 0);
-    expect(streamError).toMatchObject({ code: 'DOCGEN_NETWORK' });
+    expect(streamError).toMatchObject({ code: 'DOCGEN_DOWNLOAD_CUT' });
   });
 });
 

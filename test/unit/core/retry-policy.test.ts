@@ -11,6 +11,7 @@ import {
 } from '../../../functions/core/retry-policy';
 import {
   DocgenBadRequestError,
+  DocgenDownloadCutError,
   DocgenNetworkError,
   DocgenRateLimitedError,
   DocgenTimeoutError,
@@ -108,6 +109,7 @@ describe('decideRetry', () => {
 
   it('gives up at the last receive when the budget is spent, requeueing is impossible, or it is no outage', () => {
     for (const f of [
+      facts({ receiveCount: 3, error: new DocgenDownloadCutError('the connection broke off') }),
       facts({ receiveCount: 3, nowMs: 20_000 }),
       facts({ receiveCount: 3, canRequeue: false }),
       facts({ receiveCount: 3, error: new DocrelayError('X', 'x', { retryable: true }) }),
@@ -130,6 +132,8 @@ describe('decideRetry', () => {
 describe('isServiceOutage and describeFailure', () => {
   it('names 429, 5xx, timeouts and network errors as outages', () => {
     expect(isServiceOutage(new DocgenNetworkError('n'))).toBe(true);
+    // A download the service answered and then broke off is the copy's failure, not an outage.
+    expect(isServiceOutage(new DocgenDownloadCutError('cut'))).toBe(false);
     expect(isServiceOutage(new DocgenRateLimitedError('r'))).toBe(true);
     expect(isServiceOutage(new DocgenBadRequestError('b'))).toBe(false);
   });

@@ -178,7 +178,7 @@ describe('download', () => {
       failed = error;
     }
     expect(received).toBe(40);
-    expect(failed).toMatchObject({ code: 'DOCGEN_NETWORK' });
+    expect(failed).toMatchObject({ code: 'DOCGEN_DOWNLOAD_CUT', retryable: true });
   });
 
   it('says a chunked body is framed: a cut fails it, though no length came', async () => {
@@ -194,7 +194,7 @@ describe('download', () => {
     } catch (error) {
       failed = error;
     }
-    expect(failed).toMatchObject({ code: 'DOCGEN_NETWORK' });
+    expect(failed).toMatchObject({ code: 'DOCGEN_DOWNLOAD_CUT', retryable: true });
   });
 
   it('says a body that ends with its connection (no length, not chunked) is not framed', async () => {
