@@ -1,12 +1,11 @@
 /**
  * `docrelay replay <jobId> [--fresh]`: runs a failed job again from its last checkpoint, or from the start with
  * --fresh (a new document); --fresh also regenerates a stored job. Open jobs are refused: they are running.
- * The job is reset in the table, then its message is sent to the jobs queue. With --fresh the command then
- * follows the job to stored and deletes the previous files the new ones did not overwrite, so the new files
- * replace the old (a failed or unfinished run leaves the old ones in place).
+ * The job is reset in the table, then its message is sent to the jobs queue. With --fresh the job records the
+ * files it replaces, and the worker removes those the new ones did not overwrite once they are stored (however
+ * many runs that takes); the command follows the job to stored and says which it removed.
  */
 
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
 import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
@@ -15,7 +14,7 @@ import { waitForJobs } from './follow';
 import { resolveStackTarget } from './stack-target';
 import { CliError, type CommandContext } from './types';
 
-/** How long `replay --fresh` follows the job before it leaves the previous files in place. */
+/** How long `replay --fresh` follows the job (the worker removes the previous files whenever it is stored). */
 const FRESH_WAIT_MS = 120_000;
 
 /** Resets the job and queues it; resolves to the exit code. */
@@ -62,14 +61,21 @@ export async function replay(
     });
     const after = await new DynamoJobRepository(target.clients.dynamodb, target.tableName).getJob(jobId);
     if (outcome !== 0 || after?.status !== 'stored') {
-      ctx.stdout.write(`job ${jobId} did not end stored: its previous files stay in place\n`);
+      ctx.stdout.write(`job ${jobId} did not end stored: its previous files stay until a run of it is stored\n`);
       return 1;
     }
+    // The worker removes the files the new ones did not overwrite once they are stored (processJob), and
+    // then forgets them: what it left is still listed on the job.
     const kept = new Set(after.files.map((file) => `${file.bucket}/${file.key}`));
+    const left = new Set((after.replacedFiles ?? []).map((file) => `${file.bucket}/${file.key}`));
     for (const file of previous) {
-      if (kept.has(`${file.bucket}/${file.key}`)) continue;
-      await target.clients.s3.send(new DeleteObjectCommand({ Bucket: file.bucket, Key: file.key }));
-      ctx.stdout.write(`removed the previous s3://${file.bucket}/${file.key}\n`);
+      const name = `${file.bucket}/${file.key}`;
+      if (kept.has(name)) continue;
+      ctx.stdout.write(
+        left.has(name)
+          ? `the previous s3://${name} is still there: the worker could not remove it (see its log)\n`
+          : `removed the previous s3://${name}\n`,
+      );
     }
     return 0;
   } finally {

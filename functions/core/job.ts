@@ -103,6 +103,12 @@ export interface JobRecord {
    */
   settledBy?: string;
   /**
+   * The stored files of the document a fresh replay dropped (`replay --fresh`, the console's "with a new
+   * document"): the worker removes those the new run did not overwrite once its files are stored, whatever
+   * asked for the replay and however many runs that takes.
+   */
+  replacedFiles?: Array<{ bucket: string; key: string }>;
+  /**
    * Set on the delivery's last planned job, the last one its ingest sends: that job's first pickup proves
    * every message of the delivery went out, so it closes the delivery (core/outbox.ts).
    */
@@ -330,10 +336,20 @@ export const transitions = {
       leaseOwner: undefined,
       leaseUntil: options.leaseUntil,
       settledBy: undefined,
-      ...(options.fresh ? { document: undefined, files: [] } : {}),
+      ...(options.fresh ? { document: undefined, files: [], replacedFiles: replacedBy(job) } : {}),
     };
   },
 } as const;
+
+/** The files a fresh replay of `job` replaces: its stored ones, and those an earlier fresh replay left to remove. */
+function replacedBy(job: JobRecord): JobRecord['replacedFiles'] {
+  const files = new Map<string, { bucket: string; key: string }>();
+  for (const file of job.replacedFiles ?? []) files.set(`${file.bucket}/${file.key}`, file);
+  for (const { bucket, key } of job.files) {
+    if (bucket !== undefined && key !== undefined) files.set(`${bucket}/${key}`, { bucket, key });
+  }
+  return files.size === 0 ? undefined : [...files.values()];
+}
 
 /** Applies changes to a record as the repository writes them (version bumped; `undefined` removes). */
 export function applyChanges(job: JobRecord, changes: JobChanges, updatedAt: string): JobRecord {

@@ -156,6 +156,7 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
   }
   await heartbeat.stop();
   deps.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
+  job = await removeReplacedFiles(deps, job);
   return { kind: 'stored', job, ...(await announce(deps, job, receipt)) };
 }
 
@@ -561,6 +562,40 @@ async function settleFailure(
     return { kind: 'retry', delaySeconds, error: reason };
   }
   return failJob(deps, current, receipt, decision.error, decision.lastError);
+}
+
+/**
+ * After a fresh replay's run is stored: removes the previous document's files that the new ones did not
+ * overwrite (a new file name, a `{documentId}` key), then forgets them. Best effort: a failure is logged and
+ * the list kept, so the next fresh replay of the job takes them on.
+ */
+async function removeReplacedFiles(deps: WorkerDeps, job: JobRecord): Promise<JobRecord> {
+  if (job.replacedFiles === undefined) return job;
+  const kept = new Set(job.files.map((file) => `${file.bucket}/${file.key}`));
+  const stale = job.replacedFiles.filter((file) => !kept.has(`${file.bucket}/${file.key}`));
+  try {
+    // The store removes from its own bucket: a file the config's earlier bucket holds is left there, named.
+    const own = stale.filter((file) => file.bucket === deps.store.bucket);
+    await deps.store.remove(own.map((file) => file.key));
+    for (const file of stale) {
+      if (file.bucket === deps.store.bucket) {
+        deps.log.info('removed a file the replay replaced', { jobId: job.jobId, key: file.key });
+      } else {
+        deps.log.warn('a file the replay replaced is in another bucket; left there', {
+          jobId: job.jobId,
+          bucket: file.bucket,
+          key: file.key,
+        });
+      }
+    }
+    return await deps.jobs.updateJob(job, { replacedFiles: undefined });
+  } catch (error) {
+    deps.log.warn('could not remove the files the replay replaced', {
+      jobId: job.jobId,
+      ...logFields(describeFailure(error)),
+    });
+    return job;
+  }
 }
 
 /** Fails the job for good and publishes `Document Failed`. */

@@ -3,6 +3,7 @@ import { acceptWebhook } from '../../../functions/core/accept-delivery';
 import { JobConflictError } from '../../../functions/core/errors';
 import type { JobRecord } from '../../../functions/core/job';
 import { processJob, type Receipt } from '../../../functions/core/process-job';
+import { resetJobForReplay } from '../../../functions/core/replay';
 import { MAX_COPY_RETRIES_PER_ATTEMPT } from '../../../functions/core/retry-policy';
 import {
   DocgenBadRequestError,
@@ -326,6 +327,46 @@ describe('processJob', () => {
       job: { error: { code: 'DOCGEN_DOWNLOAD_ORIGIN_REFUSED' } },
     });
     expect(b.service.created).toHaveLength(1);
+  });
+
+  /** A stored job whose file sits at `notes/old-name.docx`: a document of another file name, as a replay meets. */
+  async function storedUnderOldName(b: Bench, id: string): Promise<JobRecord> {
+    const jobId = await oneJob(b, id);
+    expect((await processJob(b.worker, jobId, receipt(`m-${id}`))).kind).toBe('stored');
+    const stored = await job(b, jobId);
+    const old = b.store.objects.get(stored.files[0]?.key as string);
+    b.store.objects.delete(stored.files[0]?.key as string);
+    b.store.objects.set('notes/old-name.docx', old as NonNullable<typeof old>);
+    return b.jobs.updateJob(stored, {
+      files: stored.files.map((file) => ({ ...file, key: 'notes/old-name.docx' })),
+    });
+  }
+
+  it("removes a fresh replay's previous files once the new ones are stored", async () => {
+    const b = memoryBench();
+    const stored = await storedUnderOldName(b, 'r-1');
+    await resetJobForReplay(b.jobs, stored, { fresh: true, now: () => b.clock.ms });
+    expect((await job(b, stored.jobId)).replacedFiles).toEqual([
+      { bucket: b.store.bucket, key: 'notes/old-name.docx' },
+    ]);
+    expect((await processJob(b.worker, stored.jobId, receipt('m-r-1b'))).kind).toBe('stored');
+    const after = await job(b, stored.jobId);
+    expect(b.store.objects.has('notes/old-name.docx')).toBe(false);
+    expect(b.store.objects.has(after.files[0]?.key as string)).toBe(true);
+    expect(after.replacedFiles).toBeUndefined();
+  });
+
+  it('keeps them listed through a fresh run that fails, and removes them when a later run is stored', async () => {
+    const b = memoryBench();
+    const stored = await storedUnderOldName(b, 'r-2');
+    await resetJobForReplay(b.jobs, stored, { fresh: true, now: () => b.clock.ms });
+    b.service.failCreate(new DocgenBadRequestError('400 bad'));
+    expect((await processJob(b.worker, stored.jobId, receipt('m-r-2b'))).kind).toBe('failed');
+    expect(b.store.objects.has('notes/old-name.docx')).toBe(true);
+    await resetJobForReplay(b.jobs, await job(b, stored.jobId), { now: () => b.clock.ms });
+    expect((await processJob(b.worker, stored.jobId, receipt('m-r-2c'))).kind).toBe('stored');
+    expect(b.store.objects.has('notes/old-name.docx')).toBe(false);
+    expect((await job(b, stored.jobId)).replacedFiles).toBeUndefined();
   });
 
   it('downloads again within the attempt while the link lives, without a second document', async () => {
