@@ -61,7 +61,9 @@ export async function replay(
     });
     const after = await new DynamoJobRepository(target.clients.dynamodb, target.tableName).getJob(jobId);
     if (outcome !== 0 || after?.status !== 'stored') {
-      ctx.stdout.write(`job ${jobId} did not end stored: its previous files stay until a run of it is stored\n`);
+      ctx.stdout.write(
+        `job ${jobId} did not end stored: its previous files stay until a run of it is stored\n`,
+      );
       return 1;
     }
     // The worker removes the files the new ones did not overwrite once they are stored (processJob), and
