@@ -582,18 +582,6 @@ describe('usage and targets', () => {
     oneLine(result.stderr);
   });
 
-  it.each([
-    ['jobs', 'list, show, download'],
-    ['dlq', 'list, redrive'],
-    ['templates', 'list, show'],
-  ])('%s without a subcommand names its subcommands on one line, exit 2', async (name, names) => {
-    const result = await cli([name]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe(
-      `error: missing command for docrelay ${name}: ${names} (add --help for usage)\n`,
-    );
-  });
-
   it('says to start the stack when none runs for the data directory', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'docrelay-cli-ops-empty-'));
     try {
