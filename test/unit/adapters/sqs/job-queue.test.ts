@@ -89,6 +89,97 @@ describe('SqsJobQueue.send and park', () => {
   });
 });
 
+describe('SqsJobQueue.send: sends made together share a batch', () => {
+  const bodies = (input: object): string[] =>
+    ((input as SendMessageBatchCommandInput).Entries ?? []).map((e) =>
+      decodeJobMessage(String(e.MessageBody)),
+    );
+
+  it('sends made in one turn of the event loop go in one SendMessageBatch, each in order, and each resolves', async () => {
+    const { queue, sent } = setup();
+    await Promise.all([queue.send(['a-1', 'a-2']), queue.send(['b-1']), queue.send(['c-1', 'c-2', 'c-3'])]);
+    expect(sent.map((s) => s.name)).toEqual(['SendMessageBatch']);
+    expect(bodies(inputOf(sent))).toEqual(['a-1', 'a-2', 'b-1', 'c-1', 'c-2', 'c-3']);
+    const idsSent = (inputOf<SendMessageBatchCommandInput>(sent).Entries ?? []).map((e) => e.Id);
+    expect(new Set(idsSent).size).toBe(6);
+  });
+
+  it('sends made in different turns go separately', async () => {
+    const { queue, sent } = setup();
+    await queue.send(['a-1']);
+    await queue.send(['b-1']);
+    expect(sent.map((s) => bodies(s.input))).toEqual([['a-1'], ['b-1']]);
+  });
+
+  it('a batch never holds more than ten messages, nor splits one send', async () => {
+    const { queue, sent } = setup();
+    await Promise.all([
+      queue.send(ids(6)),
+      queue.send(['x-1', 'x-2', 'x-3', 'x-4', 'x-5', 'x-6']),
+      queue.send(['y']),
+    ]);
+    expect(sent.map((s) => bodies(s.input))).toEqual([
+      ids(6),
+      ['x-1', 'x-2', 'x-3', 'x-4', 'x-5', 'x-6', 'y'],
+    ]);
+  });
+
+  it('a send of more than ten jobs goes alone, in batches of ten, in order', async () => {
+    const { queue, sent } = setup();
+    await Promise.all([queue.send(['a-1']), queue.send(ids(12))]);
+    expect(sent.map((s) => bodies(s.input))).toEqual([ids(12).slice(0, 10), ids(12).slice(10), ['a-1']]);
+  });
+
+  it('only the send whose message SQS refused fails; the others of its batch resolve', async () => {
+    const { queue } = setup((name, input) => {
+      const entries = (input as SendMessageBatchCommandInput).Entries ?? [];
+      const refused = entries.filter((e) => decodeJobMessage(String(e.MessageBody)) === 'b-2');
+      return name === 'SendMessageBatch'
+        ? {
+            Successful: entries.filter((e) => !refused.includes(e)).map((e) => ({ Id: e.Id })),
+            Failed: refused.map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError' })),
+          }
+        : {};
+    });
+    const [a, b, c] = await Promise.allSettled([
+      queue.send(['a-1']),
+      queue.send(['b-1', 'b-2']),
+      queue.send(['c-1']),
+    ]);
+    expect(a.status).toBe('fulfilled');
+    expect(c.status).toBe('fulfilled');
+    expect(b).toEqual({ status: 'rejected', reason: unavailable('the jobs queue refused 1 of 2 jobs') });
+  });
+
+  it('a refusal naming an id that is not in the batch fails every send of it', async () => {
+    const { queue } = setup((name) =>
+      name === 'SendMessageBatch'
+        ? { Successful: [], Failed: [{ Id: 'not-ours', SenderFault: false, Code: 'InternalError' }] }
+        : {},
+    );
+    const outcomes = await Promise.allSettled([queue.send(['a-1']), queue.send(['b-1', 'b-2'])]);
+    expect(outcomes).toEqual([
+      { status: 'rejected', reason: unavailable('the jobs queue refused 1 of 1 jobs') },
+      { status: 'rejected', reason: unavailable('the jobs queue refused 2 of 2 jobs') },
+    ]);
+  });
+
+  it('when the batch fails, every send of it fails retryably with the cause', async () => {
+    const cause = new Error('socket hang up');
+    const { queue } = setup(() => {
+      throw cause;
+    });
+    const outcomes = await Promise.allSettled([queue.send(['a-1']), queue.send(['b-1'])]);
+    for (const outcome of outcomes) {
+      expect(outcome).toEqual({
+        status: 'rejected',
+        reason: unavailable('the jobs queue did not accept the jobs'),
+      });
+      expect((outcome as PromiseRejectedResult).reason.cause).toBe(cause);
+    }
+  });
+});
+
 describe('SqsJobQueue.sendDelayed', () => {
   it('sends one delayed job message and resolves to its id', async () => {
     const { queue, sent } = setup();
