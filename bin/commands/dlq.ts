@@ -153,6 +153,44 @@ async function handBack(sqs: SQSClient, queueUrl: string, messages: readonly Pee
   }
 }
 
+/** Messages looked at when taking one job's messages out of the queue. */
+const REMOVE_PEEK_MAX = 200;
+
+/** What `removeJobDeadLetters` did: the job's messages deleted, and whether the peek saw the whole queue. */
+export interface DeadLettersRemoved {
+  readonly removed: number;
+  readonly complete: boolean;
+}
+
+/**
+ * Takes one job's messages out of the dead-letter queue (a replayed or redriven job no longer needs a person):
+ * the queue is peeked as `dlq list` peeks it (at most REMOVE_PEEK_MAX messages, ten seconds), the job's
+ * messages are deleted and every other message is handed back at once.
+ */
+export async function removeJobDeadLetters(
+  sqs: SQSClient,
+  dlqUrl: string,
+  jobId: string,
+): Promise<DeadLettersRemoved> {
+  const peek = await peekQueue(sqs, dlqUrl, {
+    max: REMOVE_PEEK_MAX,
+    holdSeconds: LIST_HOLD_SECONDS,
+    waitSeconds: 0,
+    budgetMs: 10_000,
+  });
+  const mine = peek.messages.filter((message) => message.jobId === jobId);
+  try {
+    for (const message of mine) await deleteMessage(sqs, dlqUrl, message);
+  } finally {
+    await handBack(
+      sqs,
+      dlqUrl,
+      peek.messages.filter((message) => message.jobId !== jobId),
+    );
+  }
+  return { removed: mine.length, complete: peek.complete };
+}
+
 /** One dead-letter message as `dlq list` shows it. */
 export interface DlqEntry {
   messageId: string;

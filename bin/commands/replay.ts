@@ -10,8 +10,10 @@ import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table
 import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
 import { JobConflictError } from '../../functions/core/errors';
 import { ReplayRefusedError, replayRefusal, resetJobForReplay } from '../../functions/core/replay';
+import { removeJobDeadLetters } from './dlq';
 import { waitForJobs } from './follow';
-import { resolveStackTarget } from './stack-target';
+import { firstLine } from './ops-args';
+import { resolveStackTarget, type StackTarget } from './stack-target';
 import { CliError, type CommandContext } from './types';
 
 /** How long `replay --fresh` follows the job (the worker removes the previous files whenever it is stored). */
@@ -43,6 +45,8 @@ export async function replay(
       if (error instanceof ReplayRefusedError) throw new CliError(error.message);
       throw error;
     }
+    // Before the send, so that nothing this run parks can be taken for an old message.
+    const removal = await removeFromDeadLetterQueue(target, jobId);
     // After the reset: should this send fail, the renewed lease lets the reconciler send the job later.
     await new SqsJobQueue(target.clients.sqs, target.queueUrl).send([jobId]);
     const from = fresh
@@ -51,6 +55,8 @@ export async function replay(
         ? 'from its document: the files will be copied'
         : 'from its last checkpoint';
     ctx.stdout.write(`job ${jobId}: ${job.status} -> ${reset.status} (replay ${from})\n`);
+    if (removal.stdout !== undefined) ctx.stdout.write(`${removal.stdout}\n`);
+    if (removal.stderr !== undefined) ctx.stderr.write(`docrelay replay: ${removal.stderr}\n`);
     const previous = job.files.filter((file) => file.bucket !== undefined && file.key !== undefined);
     if (!fresh || previous.length === 0) return 0;
     // The new document's files replace the old ones: those the new run did not overwrite (a new file name,
@@ -82,5 +88,34 @@ export async function replay(
     return 0;
   } finally {
     target.close();
+  }
+}
+
+/**
+ * The replayed job's messages leave the dead-letter queue: the job no longer needs a person (should this run
+ * fail, the worker parks it again), and the queue's alarm clears once nothing else waits there. Best effort:
+ * the replay happens whatever this finds, and `dlq redrive` removes what is left. Resolves to what to print.
+ */
+async function removeFromDeadLetterQueue(
+  target: StackTarget,
+  jobId: string,
+): Promise<{ stdout?: string; stderr?: string }> {
+  try {
+    const { removed, complete } = await removeJobDeadLetters(target.clients.sqs, target.dlqUrl, jobId);
+    if (removed > 0) {
+      return {
+        stdout: `removed ${removed === 1 ? 'its message' : `its ${removed} messages`} from the dead-letter queue`,
+      };
+    }
+    return complete
+      ? {}
+      : {
+          stdout:
+            'the dead-letter queue holds more messages than one look reads: any of this job there stay until `docrelay dlq redrive`',
+        };
+  } catch (error) {
+    return {
+      stderr: `could not look in the dead-letter queue (${firstLine(error)}); \`docrelay dlq redrive\` removes this job's messages once it is stored`,
+    };
   }
 }

@@ -186,7 +186,7 @@ async function jobOr404(deps: ConsoleDeps, jobId: string): Promise<JobRecord | H
 
 const isJob = (value: JobRecord | HttpResponse): value is JobRecord => 'jobId' in value;
 
-/** As `docrelay replay <jobId> [--fresh]`: the job is reset, then its message is sent. */
+/** As `docrelay replay <jobId> [--fresh]`: the job is reset, its message sent, its dead letters removed. */
 async function replay(deps: ConsoleDeps, jobId: string, fresh: boolean): Promise<HttpResponse> {
   const job = await jobOr404(deps, jobId);
   if (!isJob(job)) return job;
@@ -198,14 +198,34 @@ async function replay(deps: ConsoleDeps, jobId: string, fresh: boolean): Promise
     if (error instanceof JobConflictError) return conflict(`job ${jobId} changed meanwhile; try again`);
     throw error;
   }
+  // As `docrelay replay`: the job no longer needs a person (should this run fail, it is parked again).
+  const removed = await removeDeadLetters(deps, jobId);
   // After the reset: should this send fail, the renewed lease lets the reconciler send the job later.
   await deps.queue.send([jobId]);
-  return jsonResponse(200, { jobId, from: job.status, status: reset.status });
+  return jsonResponse(200, { jobId, from: job.status, status: reset.status, ...removed });
+}
+
+/**
+ * Takes the job's messages out of the dead-letter queue, before its message is sent: once sent, a run that
+ * fails at once could park a new message that this would take for an old one. Best effort (the job has been
+ * reset already; `dlq redrive` removes what is left): `removedFromDeadLetterQueue` is absent when the queue
+ * could not be read.
+ */
+async function removeDeadLetters(
+  deps: ConsoleDeps,
+  jobId: string,
+): Promise<{ removedFromDeadLetterQueue?: number }> {
+  try {
+    return { removedFromDeadLetterQueue: await deps.deadLetters.remove(jobId) };
+  } catch {
+    return {};
+  }
 }
 
 /**
  * As `docrelay dlq redrive` does for each message, for one job: a failed job is reset and sent, an open one
- * only sent, a stored one left; then its messages leave the dead-letter queue.
+ * only sent, a stored one left; its messages leave the dead-letter queue (before the send, see
+ * removeDeadLetters).
  */
 async function redrive(deps: ConsoleDeps, jobId: string): Promise<HttpResponse> {
   const job = await jobOr404(deps, jobId);
@@ -219,9 +239,9 @@ async function redrive(deps: ConsoleDeps, jobId: string): Promise<HttpResponse> 
       throw error;
     }
   }
+  const removed = await removeDeadLetters(deps, jobId);
   if (job.status !== 'stored') await deps.queue.send([jobId]);
-  const removed = await deps.deadLetters.remove(jobId);
-  return jsonResponse(200, { jobId, from: job.status, status, removedFromDeadLetterQueue: removed });
+  return jsonResponse(200, { jobId, from: job.status, status, ...removed });
 }
 
 /** As `docrelay map`: what each matching rule of the integration would send for the payload. */

@@ -17,6 +17,7 @@ import type { JobRecord } from '../../functions/core/job';
 import type { JobView } from '../../functions/core/job-view';
 import { type LocalStack, startLocalStack } from '../../local/stack/local-stack';
 import { runCli } from '../helpers/run-cli';
+import { rawText } from './helpers/raw-http';
 
 jest.setTimeout(60_000);
 
@@ -363,18 +364,55 @@ describe('failed jobs: jobs show, dlq list, dlq redrive, replay', () => {
     expect((await cli(['dlq', 'list'])).stdout).toBe('the dead-letter queue is empty\n');
   });
 
-  it('replays a failed job from its checkpoint to stored; redrive then skips its stale DLQ message', async () => {
+  it('replays a failed job from its checkpoint to stored, taking its message out of the DLQ', async () => {
     const jobId = await failedJob();
+    // Another message stays where it is.
+    await stack.deadLetters.parkRaw('not a job message', 'INVALID_JOB_MESSAGE');
+    expect((await dlqEntries()).map((e) => e.jobId ?? 'invalid').sort()).toEqual(['invalid', jobId].sort());
+
     const replayed = await cli(['replay', jobId]);
     expect(replayed).toMatchObject({ code: 0, stderr: '' });
-    expect(replayed.stdout).toBe(`job ${jobId}: failed -> queued (replay from its last checkpoint)\n`);
+    expect(replayed.stdout).toBe(
+      `job ${jobId}: failed -> queued (replay from its last checkpoint)\nremoved its message from the dead-letter queue\n`,
+    );
+    expect((await dlqEntries()).map((e) => e.jobId ?? 'invalid')).toEqual(['invalid']);
     const job = await waitForStatus(jobId, ['stored', 'failed']);
     expect(job.status).toBe('stored');
     expect(job.error).toBeUndefined();
+    await purgeInvalid();
+    expect(await dlqEntries()).toEqual([]);
+  });
 
-    expect((await dlqEntries()).map((e) => e.job?.status)).toEqual(['stored']);
+  it("the console's replay takes the job's message out of the DLQ too, and a run that fails parks it again", async () => {
+    const jobId = await failedJob();
+    // The run the replay starts fails as the first did: the job is back in the queue once, with its reason.
+    stack.emulator?.setFaults({ failNext: { count: 1, status: 400 } });
+    const answer = await rawText(
+      stack.url,
+      'POST',
+      `/_console/jobs/${jobId}/replay`,
+      { 'content-type': 'application/json', origin: stack.url },
+      '{}',
+    );
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({
+      jobId,
+      from: 'failed',
+      status: 'queued',
+      removedFromDeadLetterQueue: 1,
+    });
+    expect((await waitForStatus(jobId, ['failed'])).attempts).toBe(2);
+    const entries = (await dlqEntries()).filter((e) => e.jobId === jobId);
+    expect(entries).toEqual([
+      expect.objectContaining({
+        reason: 'DOCGEN_BAD_REQUEST',
+        job: expect.objectContaining({ status: 'failed' }),
+      }),
+    ]);
+
     const redriven = await cli(['dlq', 'redrive']);
-    expect(redriven.stdout).toMatch(/^redriven 0, skipped 1 \(job already stored\), left 0\n$/m);
+    expect(redriven.stdout).toMatch(/^redriven 1, skipped 0 \(job already stored\), left 0\n$/m);
+    expect((await waitForStatus(jobId, ['stored', 'failed'])).status).toBe('stored');
     expect(await dlqEntries()).toEqual([]);
   });
 

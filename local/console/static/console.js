@@ -240,7 +240,12 @@ function jobView(jobId) {
     message.textContent = `${label}…`;
     try {
       const result = await post(path, body);
-      message.textContent = `${label}: ${result.from} → ${result.status}`;
+      const removed = result.removedFromDeadLetterQueue;
+      const fromQueue =
+        removed > 0
+          ? ` (${removed === 1 ? 'its message' : `${removed} messages`} left the dead-letter queue)`
+          : '';
+      message.textContent = `${label}: ${result.from} → ${result.status}${fromQueue}`;
       await tick();
     } catch (error) {
       message.textContent = `${label} refused: ${error.message}`;
