@@ -43,6 +43,11 @@ export interface AwsEmulatorOptions {
   readonly maxReceiveCount?: number;
   /** Visibility timeout of the jobs queue, in seconds. @default 120 */
   readonly visibilityTimeoutSeconds?: number;
+  /**
+   * How long the DynamoDB emulator takes to make a new table ACTIVE (dynalite's `createTableMs`). @default 0
+   * (still not at once: see waitForTable). Tests widen it.
+   */
+  readonly tableCreateMs?: number;
 }
 
 /** The running emulators and the resources in them. */
@@ -85,7 +90,12 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     await mkdir(dynamoDir, { recursive: true });
     await mkdir(s3Dir, { recursive: true });
 
-    const dynamoServer = dynalite({ path: dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    const dynamoServer = dynalite({
+      path: dynamoDir,
+      createTableMs: options.tableCreateMs ?? 0,
+      deleteTableMs: 0,
+      updateTableMs: 0,
+    });
     addTransactWriteItems(dynamoServer, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
     const dynamoPort = await listen(dynamoServer);
     stops.push(() => closeServer(dynamoServer));
@@ -292,6 +302,37 @@ async function repairOpenIndex(ddb: DynamoDBClient): Promise<void> {
   }
 }
 
+/** Looks at a table being created or deleted this often, and at most this long. */
+const TABLE_POLL_MS = 10;
+const TABLE_WAIT_MS = 30_000;
+
+/**
+ * Waits until the table is ACTIVE with every index (after CreateTable) or gone (after DeleteTable). dynalite
+ * answers CreateTable with the table CREATING and makes it ACTIVE a moment later (a timer, then a write):
+ * until then every request on it answers "Requested resource not found", and a start-up that went straight
+ * on failed now and then.
+ */
+async function waitForTable(ddb: DynamoDBClient, state: 'active' | 'gone'): Promise<void> {
+  const deadline = Date.now() + TABLE_WAIT_MS;
+  for (;;) {
+    let status: string | undefined;
+    try {
+      const { Table } = await ddb.send(new DescribeTableCommand({ TableName: TABLE }));
+      const indexes = (Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexStatus);
+      status = indexes.every((index) => index === 'ACTIVE') ? Table?.TableStatus : 'CREATING';
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
+    if (state === 'active' ? status === 'ACTIVE' : status === undefined) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the local table ${TABLE} is still ${status ?? 'missing'} after ${TABLE_WAIT_MS / 1000} s`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, TABLE_POLL_MS));
+  }
+}
+
 /**
  * Creates the jobs table with its indexes, unless a previous run did. A table from an older version lacking
  * an index is rebuilt with its items (dynalite cannot add an index to a table; the local data is small), and
@@ -321,8 +362,10 @@ async function ensureTable(ddb: DynamoDBClient): Promise<void> {
       startKey = page.LastEvaluatedKey;
     } while (startKey !== undefined);
     await ddb.send(new DeleteTableCommand({ TableName: TABLE }));
+    await waitForTable(ddb, 'gone');
   }
   await ddb.send(new CreateTableCommand(TABLE_DEFINITION));
+  await waitForTable(ddb, 'active');
   for (const item of items) {
     const receivedAt = item.receivedAt?.S;
     const jobId = item.jobId?.S;

@@ -12,7 +12,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ClassicLevel } from 'classic-level';
 import { JOB_TABLE } from '../../functions/config/table-contract';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/stack/aws-emulators';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startAwsEmulators } from '../../local/stack/aws-emulators';
 import { startAwsEmulatorsProcess } from '../../local/stack/aws-emulators-process';
 import { processAlive } from '../../local/state-files';
 import { startDevProcess } from './helpers/dev-process';
@@ -134,6 +134,20 @@ linuxOnly(
     expect(await next.stop('SIGINT')).toEqual({ code: 0, signal: null });
   },
 );
+
+it('starts on a new data directory however long the table takes to become ACTIVE', async () => {
+  // dynalite makes a new table ACTIVE after createTableMs; until then every request on it answers "Requested
+  // resource not found". At 0 ms the start-up lost that race now and then; at 300 ms it always would.
+  const aws = await startAwsEmulators({ dataDir, tableCreateMs: 300 });
+  try {
+    const dynamodb = new DynamoDBClient({ ...client, endpoint: aws.endpoints.dynamodb });
+    const table = await dynamodb.send(new DescribeTableCommand({ TableName: aws.tableName }));
+    expect(table.Table?.TableStatus).toBe('ACTIVE');
+    dynamodb.destroy();
+  } finally {
+    await aws.stop();
+  }
+});
 
 it('finds an open job again at start-up when a kill left it out of the open-jobs index', async () => {
   // dynalite writes an item's index entries and the item in separate LevelDB writes: a SIGKILL between them
