@@ -7,6 +7,7 @@ import {
   ChangeMessageVisibilityCommand,
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
+  type SendMessageBatchCommandOutput,
   type SendMessageBatchRequestEntry,
   SendMessageCommand,
   type SQSClient,
@@ -61,35 +62,41 @@ export class SqsJobQueue implements JobQueue, JobQueueBacklog, DeadLetterQueue {
     });
   }
 
-  /** Sends the waiting group as one SendMessageBatch and settles each of its sends. */
+  /** Sends the waiting group as one SendMessageBatch (settleGroup settles each of its sends). */
   private sendGroup(): void {
     const group = this.group;
     if (group.length === 0) return;
     this.group = [];
     this.groupSize = 0;
-    const owners = group.flatMap((send) => send.jobIds.map(() => send));
-    const jobIds = group.flatMap((send) => send.jobIds);
-    this.sqs
-      .send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: this.entries(jobIds) }))
-      .then(
-        (result) => {
-          const refused = new Map<WaitingSend, number>();
-          for (const failure of result.Failed ?? []) {
-            const owner = owners[Number(failure.Id)];
-            // An id that is not one of ours: nobody's messages can be trusted to have gone.
-            if (owner === undefined) for (const send of group) refused.set(send, send.jobIds.length);
-            else refused.set(owner, (refused.get(owner) ?? 0) + 1);
-          }
-          for (const send of group) {
-            const count = Math.min(refused.get(send) ?? 0, send.jobIds.length);
-            if (count === 0) send.resolve();
-            else send.reject(unavailable(`the jobs queue refused ${count} of ${send.jobIds.length} jobs`));
-          }
-        },
-        (error: unknown) => {
-          for (const send of group) send.reject(unavailable('the jobs queue did not accept the jobs', error));
-        },
+    void this.settleGroup(group);
+  }
+
+  /** Never rejects: each send of the group is resolved or rejected with its own outcome. */
+  private async settleGroup(group: readonly WaitingSend[]): Promise<void> {
+    let failed: NonNullable<SendMessageBatchCommandOutput['Failed']>;
+    try {
+      const jobIds = group.flatMap((send) => send.jobIds);
+      const result = await this.sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: this.entries(jobIds) }),
       );
+      failed = result.Failed ?? [];
+    } catch (error) {
+      for (const send of group) send.reject(unavailable('the jobs queue did not accept the jobs', error));
+      return;
+    }
+    const owners = group.flatMap((send) => send.jobIds.map(() => send));
+    const refused = new Map<WaitingSend, number>();
+    for (const failure of failed) {
+      const owner = owners[Number(failure.Id)];
+      // An id that is not one of ours: nobody's messages can be trusted to have gone.
+      if (owner === undefined) for (const send of group) refused.set(send, send.jobIds.length);
+      else refused.set(owner, (refused.get(owner) ?? 0) + 1);
+    }
+    for (const send of group) {
+      const count = Math.min(refused.get(send) ?? 0, send.jobIds.length);
+      if (count === 0) send.resolve();
+      else send.reject(unavailable(`the jobs queue refused ${count} of ${send.jobIds.length} jobs`));
+    }
   }
 
   async park(jobIds: readonly string[], reason: string): Promise<void> {

@@ -180,6 +180,24 @@ describe('SqsJobQueue.send: sends made together share a batch', () => {
   });
 });
 
+describe('SqsJobQueue.send: a client that throws at once', () => {
+  it('fails every send of the batch instead of throwing out of the event loop', async () => {
+    const cause = new Error('no middleware stack');
+    const client = {
+      send: () => {
+        throw cause;
+      },
+    } as unknown as SQSClient;
+    const queue = new SqsJobQueue(client, QUEUE_URL);
+    const outcomes = await Promise.allSettled([queue.send(['a-1']), queue.send(['b-1'])]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toEqual(
+      unavailable('the jobs queue did not accept the jobs'),
+    );
+    expect((outcomes[1] as PromiseRejectedResult).reason.cause).toBe(cause);
+  });
+});
+
 describe('SqsJobQueue.sendDelayed', () => {
   it('sends one delayed job message and resolves to its id', async () => {
     const { queue, sent } = setup();
