@@ -1,7 +1,7 @@
 /**
  * The jobs queue and its dead-letter queue on SQS: one message per job (job-message.ts), sent in batches of
  * ten; a message a worker must try again later is deferred by changing its visibility. Sends made at the same
- * time share a batch (SendGroup below).
+ * time share a batch (`send` below).
  */
 import {
   ChangeMessageVisibilityCommand,
