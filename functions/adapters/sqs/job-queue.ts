@@ -45,8 +45,8 @@ export class SqsJobQueue implements JobQueue, JobQueueBacklog, DeadLetterQueue {
 
   /**
    * Sends one message per job. Sends of at most ten jobs made during one turn of the event loop (webhooks
-   * acknowledged concurrently by one process, the reconciler's resends) share one SendMessageBatch, sent at
-   * the end of that turn (`setImmediate`): fewer requests, and the acknowledgements wait less. Each send keeps
+   * acknowledged concurrently by one process: the local stack's API) share one SendMessageBatch, sent at the
+   * end of that turn (`setImmediate`): fewer requests, and the acknowledgements wait less. Each send keeps
    * its own outcome: it fails only if the batch failed or SQS refused one of its own messages, and its messages
    * keep their order within the batch. A Lambda function serves one request at a time, so there a group holds
    * one send. More than ten jobs go in batches of ten, in order.
