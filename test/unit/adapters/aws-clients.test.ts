@@ -1,4 +1,9 @@
-/** The client factories: every client is built without the SDK's logger middleware, and still works. */
+/**
+ * The client factories: every client is built without the SDK's logger middleware and with its configuration in
+ * fast mode, and still works.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
@@ -58,6 +63,40 @@ describe('the AWS client factories', () => {
     }
     expect(urls).toEqual(['https://sqs.example/a', 'https://sqs.example/b']);
     client.destroy();
+  });
+
+  it('gives every client a configuration with fast properties (a bare SDK client has a hash table), in this Node', () => {
+    // V8 reports an object's mode only behind --allow-natives-syntax: asked in a child process.
+    const root = join(__dirname, '..', '..', '..');
+    const script = `
+      const factories = require(${JSON.stringify(join(root, 'functions/adapters/aws-clients.ts'))});
+      const { SQSClient } = require('@aws-sdk/client-sqs');
+      const fast = new Function('o', 'return %HasFastProperties(o)');
+      const settings = { region: 'us-east-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test' } };
+      const local = { ...settings, endpoints: { s3: 'http://127.0.0.1:9', sqs: 'http://127.0.0.1:9', dynamodb: 'http://127.0.0.1:9' } };
+      const modes = {};
+      for (const name of ['createS3Client', 'createSqsClient', 'createDynamoDbClient', 'createEventBridgeClient', 'createSecretsManagerClient']) {
+        modes[name] = [fast(factories[name](settings).config), fast(factories[name](local).config)];
+      }
+      modes.bare = fast(new SQSClient(settings).config);
+      console.log(JSON.stringify(modes));
+    `;
+    const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    });
+    expect(run.stderr).not.toMatch(/Error/);
+    expect(JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}')).toEqual({
+      createS3Client: [true, true],
+      createSqsClient: [true, true],
+      createDynamoDbClient: [true, true],
+      createEventBridgeClient: [true, true],
+      createSecretsManagerClient: [true, true],
+      // What the factories change: without them the SDK's configuration is a hash table.
+      bare: false,
+    });
   });
 
   it('still sends, signs and fails as before', async () => {
