@@ -14,7 +14,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
-import { withFastConfig, withoutSdkLogger } from '../functions/adapters/aws-clients';
+import { withFastConfig, withoutSdkLogger, withUserAgentOnce } from '../functions/adapters/aws-clients';
 
 const credentials = { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench-secret' } as const;
 const region = 'us-east-1';
@@ -183,35 +183,41 @@ export function instantAwsClients(options: InstantAwsOptions = {}): {
   destroy(): void;
 } {
   // Built as functions/adapters/aws-clients.ts builds the runtime's (without the SDK's logger middleware, the
-  // configuration in fast mode).
-  const ddb = withoutSdkLogger(
-    new DynamoDBClient({
-      region,
-      credentials,
-      requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
-    }),
+  // user agent computed once per operation, the configuration in fast mode).
+  const ddb = withUserAgentOnce(
+    withoutSdkLogger(
+      new DynamoDBClient({
+        region,
+        credentials,
+        requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
+      }),
+    ),
   );
   const dynamodb = withFastConfig(
     DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } }),
   );
   const sqs = withFastConfig(
-    withoutSdkLogger(
-      new SQSClient({
-        region,
-        credentials,
-        // As on AWS (functions/adapters/aws-clients.ts): the stack is resolved once per command type.
-        cacheMiddleware: true,
-        requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
-      }),
+    withUserAgentOnce(
+      withoutSdkLogger(
+        new SQSClient({
+          region,
+          credentials,
+          // As on AWS (functions/adapters/aws-clients.ts): the stack is resolved once per command type.
+          cacheMiddleware: true,
+          requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
+        }),
+      ),
     ),
   );
   const eventBridge = withFastConfig(
-    withoutSdkLogger(
-      new EventBridgeClient({
-        region,
-        credentials,
-        requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
-      }),
+    withUserAgentOnce(
+      withoutSdkLogger(
+        new EventBridgeClient({
+          region,
+          credentials,
+          requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
+        }),
+      ),
     ),
   );
   return {

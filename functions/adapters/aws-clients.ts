@@ -7,7 +7,9 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { getUserAgentMiddlewareOptions, userAgentMiddleware } from '@aws-sdk/core/client';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { BuildHandler, BuildMiddleware, MiddlewareStack } from '@smithy/types';
 
 /** Where the clients connect. Omit everything on AWS; the local stack sets endpoints and static credentials. */
 export interface AwsClientSettings {
@@ -86,10 +88,77 @@ export function withFastConfig<T extends { config: object }>(client: T): T {
   return client;
 }
 
-/** A client as docrelay uses it: no SDK logger middleware, configuration in fast mode. */
-const prepared = <T extends { config: object; middlewareStack: { remove(name: string): boolean } }>(
+/** The user-agent headers the SDK computed for one operation of a client. */
+interface UserAgentHeaders {
+  readonly userAgent: string | undefined;
+  readonly amzUserAgent: string | undefined;
+}
+
+type Headers = Record<string, string>;
+
+const headersOf = (request: unknown): Headers | undefined => {
+  const headers = (request as { headers?: unknown } | undefined)?.headers;
+  return typeof headers === 'object' && headers !== null ? (headers as Headers) : undefined;
+};
+
+/**
+ * The client with the SDK's user-agent middleware run once per operation, its two headers reused on the
+ * operation's later calls. The middleware builds the same strings again on every call (each part escaped with
+ * regular expressions, the features encoded): ~5% of the ingest handler's CPU per webhook (bench/analysis.md).
+ * The headers are the SDK's own, as it computed them for the operation's first call; a feature that only some
+ * later call of the same operation would add to the list (a paginator's, say) is not reported for it. A request
+ * that already carries either header goes through the SDK's middleware, as before.
+ */
+export function withUserAgentOnce<
+  T extends { config: object; middlewareStack: Pick<MiddlewareStack<object, object>, 'add'> },
+>(client: T): T {
+  const sdk = userAgentMiddleware(client.config as Parameters<typeof userAgentMiddleware>[0]);
+  const byOperation = new Map<string, UserAgentHeaders>();
+  const first = new WeakSet<object>();
+  const once: BuildMiddleware<object, object> = (next, context) => {
+    const operation = String(context.commandName);
+    // The SDK's middleware, its result noted for the operation when the request had neither header before it.
+    const computed: BuildHandler<object, object> = sdk(async (args) => {
+      const headers = headersOf(args.request);
+      if (headers !== undefined && first.has(args.request as object)) {
+        byOperation.set(operation, {
+          userAgent: headers['user-agent'],
+          amzUserAgent: headers['x-amz-user-agent'],
+        });
+      }
+      return next(args);
+    }, context);
+    return async (args) => {
+      const headers = headersOf(args.request);
+      if (headers === undefined || 'user-agent' in headers || 'x-amz-user-agent' in headers)
+        return computed(args);
+      const known = byOperation.get(operation);
+      if (known === undefined) {
+        first.add(args.request as object);
+        return computed(args);
+      }
+      if (known.userAgent !== undefined) headers['user-agent'] = known.userAgent;
+      if (known.amzUserAgent !== undefined) headers['x-amz-user-agent'] = known.amzUserAgent;
+      return next(args);
+    };
+  };
+  // Same name, step and priority as the SDK's (which it overrides): middleware placed relative to it stays put.
+  client.middlewareStack.add(once, getUserAgentMiddlewareOptions);
+  return client;
+}
+
+/**
+ * A client as docrelay uses it: no SDK logger middleware, the user agent computed once per operation, the
+ * configuration in fast mode.
+ */
+const prepared = <
+  T extends {
+    config: object;
+    middlewareStack: Pick<MiddlewareStack<object, object>, 'add'> & { remove(name: string): boolean };
+  },
+>(
   client: T,
-): T => withFastConfig(withoutSdkLogger(client));
+): T => withFastConfig(withUserAgentOnce(withoutSdkLogger(client)));
 
 // One factory per client, so that a function bundles and loads only the SDK clients it uses (esbuild drops
 // the unused factories and their SDK imports: the ingest needs neither S3 nor EventBridge).
@@ -133,11 +202,13 @@ export function createDynamoDbClient(settings: AwsClientSettings = {}): DynamoDB
   // The document client sends through the base client's middleware stack.
   return withFastConfig(
     DynamoDBDocumentClient.from(
-      withoutSdkLogger(
-        new DynamoDBClient({
-          ...clientBase(settings),
-          ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
-        }),
+      withUserAgentOnce(
+        withoutSdkLogger(
+          new DynamoDBClient({
+            ...clientBase(settings),
+            ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
+          }),
+        ),
       ),
       { marshallOptions: { removeUndefinedValues: true } },
     ),

@@ -1,6 +1,6 @@
 /**
- * The client factories: every client is built without the SDK's logger middleware and with its configuration in
- * fast mode, and still works.
+ * The client factories: every client is built without the SDK's logger middleware, with the SDK's user agent
+ * computed once per operation and its configuration in fast mode, and still works.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -62,6 +62,53 @@ describe('the AWS client factories', () => {
       });
     }
     expect(urls).toEqual(['https://sqs.example/a', 'https://sqs.example/b']);
+    client.destroy();
+  });
+
+  it('computes the user agent with the SDK once per operation and sends the same headers on later calls', async () => {
+    // The local client: it resolves its middleware per send, so middleware added below applies to the next one.
+    const client = createSqsClient({ ...settings, endpoints: { sqs: 'http://127.0.0.1:9' } });
+    const config = client.config as unknown as { defaultUserAgentProvider: () => Promise<unknown> };
+    const provider = config.defaultUserAgentProvider;
+    let computed = 0;
+    config.defaultUserAgentProvider = () => {
+      computed += 1;
+      return provider();
+    };
+    const sent: Array<{ ua?: string; amz?: string }> = [];
+    client.middlewareStack.add(
+      () => async (args) => {
+        const headers = (args.request as { headers: Record<string, string> }).headers;
+        sent.push({ ua: headers['user-agent'], amz: headers['x-amz-user-agent'] });
+        throw Object.assign(new Error('answered here'), { name: 'AnsweredHere' });
+      },
+      { step: 'finalizeRequest', priority: 'low' },
+    );
+    const answered = { name: 'AnsweredHere' };
+    for (let i = 0; i < 3; i++)
+      await expect(client.send(new ListQueuesCommand({}))).rejects.toMatchObject(answered);
+    expect(computed).toBe(1);
+    await expect(
+      client.send(new GetQueueAttributesCommand({ QueueUrl: 'https://sqs.example/a' })),
+    ).rejects.toMatchObject(answered);
+    expect(computed).toBe(2);
+    // The SDK's own strings: its version, the service, the runtime.
+    expect(sent[0]?.ua).toMatch(/^aws-sdk-js\/\S+ .*api\/sqs#\S+/);
+    expect(sent[0]?.amz).toMatch(/^aws-sdk-js\/\S+/);
+    expect(sent.slice(1, 3)).toEqual([sent[0], sent[0]]);
+    expect(middlewareNames(client).filter((name) => name === 'getUserAgentMiddleware')).toHaveLength(1);
+
+    // A request that already has a user agent goes through the SDK's middleware, which adds to it.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        (args.request as { headers: Record<string, string> }).headers['x-amz-user-agent'] = 'caller/1';
+        return next(args);
+      },
+      { step: 'build', priority: 'high' },
+    );
+    await expect(client.send(new ListQueuesCommand({}))).rejects.toMatchObject(answered);
+    expect(computed).toBe(3);
+    expect(sent[4]?.amz).toMatch(/aws-sdk-js\//);
     client.destroy();
   });
 
