@@ -12,9 +12,9 @@ import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
-import { withFastConfig, withoutSdkLogger, withUserAgentOnce } from '../functions/adapters/aws-clients';
+import { documentClientOf, prepareClient } from '../functions/adapters/aws-clients';
 
 const credentials = { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench-secret' } as const;
 const region = 'us-east-1';
@@ -182,43 +182,28 @@ export function instantAwsClients(options: InstantAwsOptions = {}): {
   eventBridge: EventBridgeClient;
   destroy(): void;
 } {
-  // Built as functions/adapters/aws-clients.ts builds the runtime's (without the SDK's logger middleware, the
-  // user agent computed once per operation, the configuration in fast mode).
-  const ddb = withUserAgentOnce(
-    withoutSdkLogger(
-      new DynamoDBClient({
-        region,
-        credentials,
-        requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
-      }),
-    ),
+  // Built as functions/adapters/aws-clients.ts builds the runtime's (prepareClient, documentClientOf).
+  const ddb = new DynamoDBClient({
+    region,
+    credentials,
+    requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
+  });
+  const dynamodb = documentClientOf(ddb);
+  const sqs = prepareClient(
+    new SQSClient({
+      region,
+      credentials,
+      // As on AWS (functions/adapters/aws-clients.ts): the stack is resolved once per command type.
+      cacheMiddleware: true,
+      requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
+    }),
   );
-  const dynamodb = withFastConfig(
-    DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } }),
-  );
-  const sqs = withFastConfig(
-    withUserAgentOnce(
-      withoutSdkLogger(
-        new SQSClient({
-          region,
-          credentials,
-          // As on AWS (functions/adapters/aws-clients.ts): the stack is resolved once per command type.
-          cacheMiddleware: true,
-          requestHandler: { handle: async (request: HttpRequest) => answerSqs(request) },
-        }),
-      ),
-    ),
-  );
-  const eventBridge = withFastConfig(
-    withUserAgentOnce(
-      withoutSdkLogger(
-        new EventBridgeClient({
-          region,
-          credentials,
-          requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
-        }),
-      ),
-    ),
+  const eventBridge = prepareClient(
+    new EventBridgeClient({
+      region,
+      credentials,
+      requestHandler: { handle: async (request: HttpRequest) => answerEventBridge(request) },
+    }),
   );
   return {
     dynamodb,

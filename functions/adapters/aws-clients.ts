@@ -118,16 +118,18 @@ export function withUserAgentOnce<
   const once: BuildMiddleware<object, object> = (next, context) => {
     const operation = String(context.commandName);
     // The SDK's middleware, its result noted for the operation when the request had neither header before it.
-    const computed: BuildHandler<object, object> = sdk(async (args) => {
-      const headers = headersOf(args.request);
-      if (headers !== undefined && first.has(args.request as object)) {
-        byOperation.set(operation, {
-          userAgent: headers['user-agent'],
-          amzUserAgent: headers['x-amz-user-agent'],
-        });
-      }
-      return next(args);
-    }, context);
+    // Built only when a call needs it: once the operation's headers are known, calls skip it.
+    const computed: BuildHandler<object, object> = (args) =>
+      sdk(async (inner) => {
+        const headers = headersOf(inner.request);
+        if (headers !== undefined && first.has(inner.request as object)) {
+          byOperation.set(operation, {
+            userAgent: headers['user-agent'],
+            amzUserAgent: headers['x-amz-user-agent'],
+          });
+        }
+        return next(inner);
+      }, context)(args);
     return async (args) => {
       const headers = headersOf(args.request);
       if (headers === undefined || 'user-agent' in headers || 'x-amz-user-agent' in headers)
@@ -149,16 +151,28 @@ export function withUserAgentOnce<
 
 /**
  * A client as docrelay uses it: no SDK logger middleware, the user agent computed once per operation, the
- * configuration in fast mode.
+ * configuration in fast mode. (The benchmarks build their in-process clients with it too.)
  */
-const prepared = <
+export function prepareClient<
   T extends {
     config: object;
     middlewareStack: Pick<MiddlewareStack<object, object>, 'add'> & { remove(name: string): boolean };
   },
->(
-  client: T,
-): T => withFastConfig(withUserAgentOnce(withoutSdkLogger(client)));
+>(client: T): T {
+  return withFastConfig(withUserAgentOnce(withoutSdkLogger(client)));
+}
+
+/**
+ * The document client (undefined attributes removed) over a base client, both prepared. The document client
+ * shares the base client's configuration object and adds its own option to it, so the configuration is made
+ * fast again after that.
+ */
+export function documentClientOf(base: DynamoDBClient): DynamoDBDocumentClient {
+  // The document client sends through the base client's middleware stack.
+  return withFastConfig(
+    DynamoDBDocumentClient.from(prepareClient(base), { marshallOptions: { removeUndefinedValues: true } }),
+  );
+}
 
 // One factory per client, so that a function bundles and loads only the SDK clients it uses (esbuild drops
 // the unused factories and their SDK imports: the ingest needs neither S3 nor EventBridge).
@@ -175,7 +189,7 @@ export function createS3Client(settings: AwsClientSettings = {}): S3Client {
       ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }
       : {}),
   });
-  return prepared(client);
+  return prepareClient(client);
 }
 
 /**
@@ -184,7 +198,7 @@ export function createS3Client(settings: AwsClientSettings = {}): S3Client {
  * first send there. Locally it resolves per send: tests add middleware to the running stack's client.
  */
 export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
-  return prepared(
+  return prepareClient(
     new SQSClient({
       ...clientBase(settings),
       ...(settings.endpoints?.sqs === undefined
@@ -194,35 +208,24 @@ export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
   );
 }
 
-/**
- * The DynamoDB document client (undefined attributes removed). It shares the base client's configuration
- * object and adds its own option to it, so the configuration is made fast after that.
- */
+/** The DynamoDB document client (undefined attributes removed). */
 export function createDynamoDbClient(settings: AwsClientSettings = {}): DynamoDBDocumentClient {
-  // The document client sends through the base client's middleware stack.
-  return withFastConfig(
-    DynamoDBDocumentClient.from(
-      withUserAgentOnce(
-        withoutSdkLogger(
-          new DynamoDBClient({
-            ...clientBase(settings),
-            ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
-          }),
-        ),
-      ),
-      { marshallOptions: { removeUndefinedValues: true } },
-    ),
+  return documentClientOf(
+    new DynamoDBClient({
+      ...clientBase(settings),
+      ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
+    }),
   );
 }
 
 /** The EventBridge client. */
 export function createEventBridgeClient(settings: AwsClientSettings = {}): EventBridgeClient {
-  return prepared(new EventBridgeClient(clientBase(settings)));
+  return prepareClient(new EventBridgeClient(clientBase(settings)));
 }
 
 /** The Secrets Manager client. */
 export function createSecretsManagerClient(settings: AwsClientSettings = {}): SecretsManagerClient {
-  return prepared(new SecretsManagerClient(clientBase(settings)));
+  return prepareClient(new SecretsManagerClient(clientBase(settings)));
 }
 
 /** Creates the AWS clients, pointed at the given endpoints when there are any. */
