@@ -14,7 +14,11 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
-import { documentClientOf, prepareClient } from '../functions/adapters/aws-clients';
+import {
+  documentClientOf,
+  prepareClient,
+  withCachedDocumentMiddleware,
+} from '../functions/adapters/aws-clients';
 
 const credentials = { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench-secret' } as const;
 const region = 'us-east-1';
@@ -182,13 +186,15 @@ export function instantAwsClients(options: InstantAwsOptions = {}): {
   eventBridge: EventBridgeClient;
   destroy(): void;
 } {
-  // Built as functions/adapters/aws-clients.ts builds the runtime's (prepareClient, documentClientOf).
+  // Built as functions/adapters/aws-clients.ts builds the runtime's on AWS (prepareClient, documentClientOf,
+  // withCachedDocumentMiddleware).
   const ddb = new DynamoDBClient({
     region,
     credentials,
     requestHandler: { handle: async (request: HttpRequest) => answerDynamo(request, options.table) },
   });
-  const dynamodb = documentClientOf(ddb);
+  // As on AWS: the document client's middleware resolved once per command type.
+  const dynamodb = withCachedDocumentMiddleware(documentClientOf(ddb));
   const sqs = prepareClient(
     new SQSClient({
       region,

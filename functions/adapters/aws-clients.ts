@@ -174,6 +174,61 @@ export function documentClientOf(base: DynamoDBClient): DynamoDBDocumentClient {
   );
 }
 
+/** The parts of a lib-dynamodb command that its own `resolveMiddleware` uses (not in its typings). */
+interface DocumentCommandParts {
+  readonly clientCommand: {
+    resolveMiddleware(
+      stack: unknown,
+      config: unknown,
+      options: undefined,
+    ): (command: unknown) => Promise<{ output: unknown }>;
+  };
+  readonly middlewareStack: unknown;
+  addMarshallingMiddleware(config: unknown): void;
+}
+
+const isDocumentCommand = (command: unknown): command is DocumentCommandParts =>
+  typeof command === 'object' &&
+  command !== null &&
+  'clientCommand' in command &&
+  typeof (command.clientCommand as { resolveMiddleware?: unknown } | undefined)?.resolveMiddleware ===
+    'function' &&
+  'addMarshallingMiddleware' in command &&
+  typeof command.addMarshallingMiddleware === 'function';
+
+/**
+ * The document client with its middleware resolved once per command type, as the SDK's `cacheMiddleware`
+ * does for base clients (which lib-dynamodb refuses: its resolved handler sends the command it was resolved
+ * for, aws-sdk-js-v3#7801). Resolving sorts and copies the whole middleware list on every call: ~100 µs of the
+ * ingest handler's ~1,150 per webhook (bench/analysis.md). Here the handler resolved for a type's first command
+ * (lib-dynamodb's own steps: its marshalling middleware added, the stacks joined, the base command resolved)
+ * is called with each later command's base command, which carries that call's input. A call with options or
+ * a callback, or a command without those parts, goes through the SDK's `send`. Middleware added to the client
+ * after its first call of a type is not seen by that type: only the AWS factory uses this (the local stack's
+ * tests add middleware to running clients).
+ */
+export function withCachedDocumentMiddleware(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
+  const handlers = new Map<unknown, (command: unknown) => Promise<{ output: unknown }>>();
+  const send = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const cached = (...args: unknown[]): Promise<unknown> => {
+    const [command] = args;
+    if (args.length !== 1 || !isDocumentCommand(command)) return send(...args);
+    const type = (command as object).constructor;
+    let handler = handlers.get(type);
+    if (handler === undefined) {
+      command.addMarshallingMiddleware(client.config);
+      const stack = client.middlewareStack.concat(
+        command.middlewareStack as Parameters<typeof client.middlewareStack.concat>[0],
+      );
+      handler = command.clientCommand.resolveMiddleware(stack, client.config, undefined);
+      handlers.set(type, handler);
+    }
+    return handler(command.clientCommand).then((result) => result.output);
+  };
+  client.send = cached as typeof client.send;
+  return client;
+}
+
 // One factory per client, so that a function bundles and loads only the SDK clients it uses (esbuild drops
 // the unused factories and their SDK imports: the ingest needs neither S3 nor EventBridge).
 
@@ -208,14 +263,16 @@ export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
   );
 }
 
-/** The DynamoDB document client (undefined attributes removed). */
+/**
+ * The DynamoDB document client (undefined attributes removed). On AWS (no endpoint) it resolves its middleware
+ * once per command type (`withCachedDocumentMiddleware`), as the SQS client does; locally per send.
+ */
 export function createDynamoDbClient(settings: AwsClientSettings = {}): DynamoDBDocumentClient {
-  return documentClientOf(
-    new DynamoDBClient({
-      ...clientBase(settings),
-      ...(settings.endpoints?.dynamodb === undefined ? {} : { endpoint: settings.endpoints.dynamodb }),
-    }),
+  const endpoint = settings.endpoints?.dynamodb;
+  const client = documentClientOf(
+    new DynamoDBClient({ ...clientBase(settings), ...(endpoint === undefined ? {} : { endpoint }) }),
   );
+  return endpoint === undefined ? withCachedDocumentMiddleware(client) : client;
 }
 
 /** The EventBridge client. */

@@ -5,8 +5,10 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   createDynamoDbClient,
   createEventBridgeClient,
@@ -63,6 +65,89 @@ describe('the AWS client factories', () => {
     }
     expect(urls).toEqual(['https://sqs.example/a', 'https://sqs.example/b']);
     client.destroy();
+  });
+
+  it('resolves the DynamoDB document client’s middleware once per command type on AWS, each call with its own input and answer', async () => {
+    const resolved = { put: 0, get: 0 };
+    const putResolve = jest.spyOn(PutItemCommand.prototype, 'resolveMiddleware');
+    const getResolve = jest.spyOn(GetItemCommand.prototype, 'resolveMiddleware');
+    try {
+      for (const [where, endpoints] of [
+        ['AWS', undefined],
+        ['local', { dynamodb: 'http://127.0.0.1:9' }],
+      ] as const) {
+        putResolve.mockClear();
+        getResolve.mockClear();
+        const client = createDynamoDbClient({
+          ...settings,
+          ...(endpoints === undefined ? {} : { endpoints }),
+        });
+        // DynamoDB's answers, behind the SDK's deserializer: each request is serialized and signed for real.
+        const bodies: unknown[] = [];
+        const answers: Array<{ status: number; body: unknown }> = [
+          { status: 200, body: {} },
+          { status: 200, body: {} },
+          { status: 200, body: { Item: { pk: { S: 'a' }, n: { N: '1' } } } },
+          { status: 200, body: { Item: { pk: { S: 'b' }, tags: { L: [{ S: 'x' }] } } } },
+          { status: 400, body: { __type: 'ConditionalCheckFailedException', message: 'taken' } },
+        ];
+        client.middlewareStack.add(
+          () => async (args) => {
+            const request = args.request as { body: Uint8Array; headers: Record<string, string> };
+            expect(request.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+            // A view over the bytes (the SDK's body is a string adapter that warns when read as a string).
+            const { buffer, byteOffset, byteLength } = request.body;
+            bodies.push(JSON.parse(Buffer.from(buffer, byteOffset, byteLength).toString('utf8')));
+            const answer = answers.shift() ?? { status: 500, body: {} };
+            return {
+              output: {} as never,
+              response: {
+                statusCode: answer.status,
+                headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'unit' },
+                body: Buffer.from(JSON.stringify(answer.body)),
+              },
+            };
+          },
+          { step: 'deserialize', priority: 'low' },
+        );
+        await client.send(new PutCommand({ TableName: 't', Item: { pk: 'a', n: 1, gone: undefined } }));
+        await client.send(new PutCommand({ TableName: 't', Item: { pk: 'b', tags: ['x'] } }));
+        const first = await client.send(new GetCommand({ TableName: 't', Key: { pk: 'a' } }));
+        const second = await client.send(new GetCommand({ TableName: 't', Key: { pk: 'b' } }));
+        expect(bodies).toEqual([
+          { TableName: 't', Item: { pk: { S: 'a' }, n: { N: '1' } } },
+          { TableName: 't', Item: { pk: { S: 'b' }, tags: { L: [{ S: 'x' }] } } },
+          { TableName: 't', Key: { pk: { S: 'a' } } },
+          { TableName: 't', Key: { pk: { S: 'b' } } },
+        ]);
+        expect([first.Item, second.Item]).toEqual([
+          { pk: 'a', n: 1 },
+          { pk: 'b', tags: ['x'] },
+        ]);
+        // Errors are the SDK's, as before.
+        await expect(
+          client.send(
+            new PutCommand({
+              TableName: 't',
+              Item: { pk: 'c' },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        ).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+        // A call with options goes through the SDK's send.
+        answers.push({ status: 200, body: {} });
+        await client.send(new PutCommand({ TableName: 't', Item: { pk: 'd' } }), {});
+        resolved.put = putResolve.mock.calls.length;
+        resolved.get = getResolve.mock.calls.length;
+        expect({ where, ...resolved }).toEqual(
+          where === 'AWS' ? { where, put: 2, get: 1 } : { where, put: 4, get: 2 },
+        );
+        client.destroy();
+      }
+    } finally {
+      putResolve.mockRestore();
+      getResolve.mockRestore();
+    }
   });
 
   it('computes the user agent with the SDK once per operation and sends the same headers on later calls', async () => {
