@@ -131,7 +131,9 @@ export async function runBenchmarks(
   }
   if (selected.has('copy')) {
     log('— copy to S3 (one process per copy)');
-    add(await runCopy({ rounds: q ? 1 : 3, sizes: q ? [MiB, 8 * MiB] : [MiB, 64 * MiB, 512 * MiB] }));
+    // Nine rounds: one copy's throughput swings ±20% on these machines (either side), so the median of three
+    // put the ratio anywhere in 0.8–1.0x for the same code (bench/analysis.md, 2026-11-27).
+    add(await runCopy({ rounds: q ? 1 : 9, sizes: q ? [MiB, 8 * MiB] : [MiB, 64 * MiB, 512 * MiB] }));
   }
   if (selected.has('cold-start')) {
     log('— cold start (esbuild bundles, fresh node per load)');
