@@ -199,8 +199,8 @@ const isDocumentCommand = (command: unknown): command is DocumentCommandParts =>
 /**
  * The document client with its middleware resolved once per command type, as the SDK's `cacheMiddleware`
  * does for base clients (which lib-dynamodb refuses: its resolved handler sends the command it was resolved
- * for, aws-sdk-js-v3#7801). Resolving sorts and copies the whole middleware list on every call: ~100 µs of the
- * ingest handler's ~1,150 per webhook (bench/analysis.md). Here the handler resolved for a type's first command
+ * for, aws-sdk-js-v3#7801). Resolving sorts and copies the whole middleware list on every call: 110–135 µs of
+ * the ingest handler's ~1,000 per webhook (bench/analysis.md). Here the handler resolved for a type's first command
  * (lib-dynamodb's own steps: its marshalling middleware added, the stacks joined, the base command resolved)
  * is called with each later command's base command, which carries that call's input. A call with options or
  * a callback, or a command without those parts, goes through the SDK's `send`. Middleware added to the client
