@@ -213,7 +213,7 @@ export function withCachedDocumentMiddleware(client: DynamoDBDocumentClient): Dy
   const cached = (...args: unknown[]): Promise<unknown> => {
     const [command] = args;
     if (args.length !== 1 || !isDocumentCommand(command)) return send(...args);
-    const type = (command as object).constructor;
+    const type = command.constructor;
     let handler = handlers.get(type);
     if (handler === undefined) {
       command.addMarshallingMiddleware(client.config);

@@ -68,7 +68,6 @@ describe('the AWS client factories', () => {
   });
 
   it('resolves the DynamoDB document client’s middleware once per command type on AWS, each call with its own input and answer', async () => {
-    const resolved = { put: 0, get: 0 };
     const putResolve = jest.spyOn(PutItemCommand.prototype, 'resolveMiddleware');
     const getResolve = jest.spyOn(GetItemCommand.prototype, 'resolveMiddleware');
     try {
@@ -137,8 +136,7 @@ describe('the AWS client factories', () => {
         // A call with options goes through the SDK's send.
         answers.push({ status: 200, body: {} });
         await client.send(new PutCommand({ TableName: 't', Item: { pk: 'd' } }), {});
-        resolved.put = putResolve.mock.calls.length;
-        resolved.get = getResolve.mock.calls.length;
+        const resolved = { put: putResolve.mock.calls.length, get: getResolve.mock.calls.length };
         expect({ where, ...resolved }).toEqual(
           where === 'AWS' ? { where, put: 2, get: 1 } : { where, put: 4, get: 2 },
         );
