@@ -32,31 +32,34 @@ const ROOT = resolve(__dirname, '..');
 const INTEGRATION = 'stripe-invoices';
 const SECRET_NAME = 'docrelay/stripe-webhook';
 
-/** The n8n build the side-by-side recipe runs, and the day its figures below were taken. */
-const N8N = { date: '2026-11-26', version: 'n8n 1.123.81' } as const;
+/** The n8n build the side-by-side recipe runs, and the day and machine its figures below were taken on. */
+const N8N = { date: '2026-11-28', machine: 'a 2-core AMD EPYC', version: 'n8n 1.123.81' } as const;
 
 /**
- * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side, by hand
- * ..., 2026-11-26 04:34–04:47 UTC": three n8n steps of 300 webhooks after 20 warm-up webhooks, in ABBA order with
- * three docrelay steps, load average below 1.5 at their starts): quoted, not measured. Latencies are the medians
- * of the runs' p50 and p99; n8n answers once the file is stored, so its ack is also its end to end.
+ * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side on an AMD
+ * EPYC machine, by hand (issue 17 item 5), 2026-11-28 09:32–09:51 UTC": four n8n steps of 300 webhooks after 20
+ * warm-up webhooks, in two series with four docrelay steps, dr n8n n8n dr and n8n dr dr n8n, load average below
+ * 1.5 at their starts): quoted, not measured. Latencies are the medians of the runs' p50 and p99; n8n answers
+ * once the file is stored, so its ack is also its end to end. n8n's speed differs between machines more than
+ * docrelay's (12.3–14.1 documents/s on the machine of 2026-11-26, 5.2–6.2 on this one): compare figures of one
+ * machine.
  */
 export const N8N_REFERENCE = {
   ...N8N,
   warmup: 20,
-  documentsPerSecond: { low: 12.93, high: 14.06, median: 13.82 },
-  ackMs: { p50: 752, p99: 961 },
+  documentsPerSecond: { low: 5.24, high: 6.21, median: 5.83 },
+  ackMs: { p50: 1761, p99: 2251 },
 } as const;
 
 /**
- * The same after 300 warm-up webhooks (bench/analysis.md, "Fresh and warm": four n8n steps in two ABBA series,
- * 2026-11-26 07:18–07:28 UTC, load average below 1.0 at their starts), quoted beside the pipeline's warm run.
+ * The same after 300 warm-up webhooks (the same section: two n8n steps in the series n8n dr dr n8n, 09:43–09:51
+ * UTC), quoted beside the pipeline's warm run.
  */
 export const N8N_WARM_REFERENCE = {
   ...N8N,
   warmup: 300,
-  documentsPerSecond: { low: 13.91, high: 15.45, median: 14.84 },
-  ackMs: { p50: 693, p99: 895 },
+  documentsPerSecond: { low: 5.32, high: 5.53, median: 5.43 },
+  ackMs: { p50: 1891, p99: 2409 },
 } as const;
 
 /** Options of the pipeline benchmark. */
@@ -215,7 +218,7 @@ export async function runPipelineIsolated(
 export function pipelineRows(run: PipelineRun): ResultRow[] {
   // n8n measured after the same warm-up: it gains far less from one than docrelay does.
   const n8n = run.warmup >= N8N_WARM_REFERENCE.warmup ? N8N_WARM_REFERENCE : N8N_REFERENCE;
-  const reference = `${n8n.version} after ${n8n.warmup} warm-up webhooks, by hand ${n8n.date}, not this run:`;
+  const reference = `${n8n.version} after ${n8n.warmup} warm-up webhooks, by hand ${n8n.date} on ${n8n.machine}, not this run:`;
   const kase = `local stack, ${run.webhooks} Stripe invoice webhooks (1 document each), ${run.inFlight} in flight, maxConcurrency ${run.workerConcurrency} (npm start default), after ${run.warmup} warm-up webhooks`;
   const data = { ...run, n8nReference: n8n };
   return [
