@@ -36,10 +36,10 @@ const SECRET_NAME = 'docrelay/stripe-webhook';
 const N8N = { date: '2026-11-28', machine: 'a 2-core AMD EPYC', version: 'n8n 1.123.81' } as const;
 
 /**
- * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "n8n side by side on an AMD
- * EPYC machine, by hand (issue 17 item 5), 2026-11-28 09:32–09:51 UTC": four n8n steps of 300 webhooks after 20
- * warm-up webhooks, in two series with four docrelay steps, dr n8n n8n dr and n8n dr dr n8n, load average below
- * 1.5 at their starts): quoted, not measured. Latencies are the medians of the runs' p50 and p99; n8n answers
+ * n8n's figures, by hand with the recipe in ../shared/peers/n8n/ (bench/analysis.md, "A third machine: the targets,
+ * and n8n side by side (issue 17 item 5), 2026-11-28", its series of 09:32–09:42 UTC: four n8n steps of 300
+ * webhooks after 20 warm-up webhooks, with four docrelay steps in the orders dr n8n n8n dr and n8n dr dr n8n, load
+ * average below 1.5 at their starts): quoted, not measured. Latencies are the medians of the runs' p50 and p99; n8n answers
  * once the file is stored, so its ack is also its end to end. n8n's speed differs between machines more than
  * docrelay's (12.3–14.1 documents/s on the machine of 2026-11-26, 5.2–6.2 on this one): compare figures of one
  * machine.
