@@ -9,14 +9,55 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { getUserAgentMiddlewareOptions, userAgentMiddleware } from '@aws-sdk/core/client';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { BuildHandler, BuildMiddleware, MiddlewareStack } from '@smithy/types';
+import type { BuildHandler, BuildMiddleware, MiddlewareStack, NodeHttpHandlerOptions } from '@smithy/types';
 
 /** Where the clients connect. Omit everything on AWS; the local stack sets endpoints and static credentials. */
 export interface AwsClientSettings {
   readonly region?: string;
   readonly endpoints?: { readonly s3?: string; readonly sqs?: string; readonly dynamodb?: string };
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /**
+   * Bounds on each attempt of a call (`CallTimeouts`). @default AWS_CALL_TIMEOUTS on AWS (no endpoints); none
+   * with endpoints (the local emulators answer on loopback, and a loaded test machine must not turn a slow
+   * answer into a retry)
+   */
+  readonly timeouts?: CallTimeouts;
 }
+
+/**
+ * Bounds on one attempt of an AWS call; the SDK's standard retry takes the `TimeoutError` of an attempt that
+ * runs past them as transient and tries again. Without them, a call whose connection goes silent (a lost
+ * packet, a half-open socket) waits for the SDK's service default, 5 minutes for DynamoDB and 15 for SQS: far
+ * past a Lambda's timeout, so the ingest would run out its 10 s and the sender get API Gateway's error instead
+ * of docrelay's answer, and a worker would hold its job until the queue's visibility timeout. With them, the
+ * stalled attempt is dropped and the next one goes out on a new connection.
+ */
+export interface CallTimeouts {
+  /** Connecting to the service (TCP and TLS). */
+  readonly connectMs: number;
+  /**
+   * A request-response call (DynamoDB, SQS, Secrets Manager, EventBridge): how long it waits for its answer to
+   * begin, and then the longest silence within the answer. Must exceed the longest long poll docrelay makes
+   * (ReceiveMessage waits at most 1 s).
+   */
+  readonly attemptMs: number;
+  /** S3: the longest silence on a transfer's socket (a streamed upload of a large file has no bound on its length). */
+  readonly transferIdleMs: number;
+}
+
+/**
+ * The bounds on AWS. DynamoDB, SQS, Secrets Manager and EventBridge answer these calls in milliseconds, so
+ * 5 s per attempt is only reached by a stalled connection, and leaves the ingest (10 s timeout) room for a
+ * second attempt. An S3 upload's socket is silent while its download is, and a stalled upload stalls its download
+ * (back-pressure): the download's own idle timeout (`service.timeoutSeconds`, 30 s by default) ends most such
+ * copies first, as a retryable failure. The transfer bound is the backstop, long enough for S3 to finish
+ * assembling a large multipart upload.
+ */
+export const AWS_CALL_TIMEOUTS: CallTimeouts = {
+  connectMs: 3_000,
+  attemptMs: 5_000,
+  transferIdleMs: 120_000,
+};
 
 /** The AWS clients of one process, created once per container. */
 export interface AwsClients {
@@ -33,7 +74,12 @@ type ClientBase = {
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string };
   logger: SdkLogger;
+  requestHandler?: NodeHttpHandlerOptions;
 };
+
+/** The bounds the clients of these settings get (`AwsClientSettings.timeouts`). */
+const timeoutsOf = (settings: AwsClientSettings): CallTimeouts | undefined =>
+  settings.timeouts ?? (settings.endpoints === undefined ? AWS_CALL_TIMEOUTS : undefined);
 
 const silent = (): void => undefined;
 
@@ -46,11 +92,32 @@ const silent = (): void => undefined;
  */
 const SILENT_SDK_LOGGER: SdkLogger = { debug: silent, info: silent, warn: silent, error: silent };
 
-const clientBase = (settings: AwsClientSettings): ClientBase => ({
-  ...(settings.region === undefined ? {} : { region: settings.region }),
-  ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
-  logger: SILENT_SDK_LOGGER,
-});
+/**
+ * What every client is given. The HTTP handler's options bound each attempt: a request-response call by the
+ * wait for its answer's head (`requestTimeout`, which only warns unless `throwOnRequestTimeout`) and by its
+ * silences after that (`socketTimeout`, an idle timeout on the socket); an S3 transfer by its silences alone.
+ */
+const clientBase = (settings: AwsClientSettings, calls: 'request-response' | 'transfer'): ClientBase => {
+  const timeouts = timeoutsOf(settings);
+  return {
+    ...(settings.region === undefined ? {} : { region: settings.region }),
+    ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
+    logger: SILENT_SDK_LOGGER,
+    ...(timeouts === undefined
+      ? {}
+      : {
+          requestHandler:
+            calls === 'transfer'
+              ? { connectionTimeout: timeouts.connectMs, socketTimeout: timeouts.transferIdleMs }
+              : {
+                  connectionTimeout: timeouts.connectMs,
+                  requestTimeout: timeouts.attemptMs,
+                  throwOnRequestTimeout: true,
+                  socketTimeout: timeouts.attemptMs,
+                },
+        }),
+  };
+};
 
 /**
  * The client without the SDK's logger middleware. docrelay gives the SDK no logger (its own log lines say what
@@ -235,7 +302,7 @@ export function withCachedDocumentMiddleware(client: DynamoDBDocumentClient): Dy
 /** The S3 client. */
 export function createS3Client(settings: AwsClientSettings = {}): S3Client {
   const client = new S3Client({
-    ...clientBase(settings),
+    ...clientBase(settings, 'transfer'),
     ...(settings.endpoints?.s3 === undefined
       ? {}
       : { endpoint: settings.endpoints.s3, forcePathStyle: true }),
@@ -255,7 +322,7 @@ export function createS3Client(settings: AwsClientSettings = {}): S3Client {
 export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
   return prepareClient(
     new SQSClient({
-      ...clientBase(settings),
+      ...clientBase(settings, 'request-response'),
       ...(settings.endpoints?.sqs === undefined
         ? { cacheMiddleware: true }
         : { endpoint: settings.endpoints.sqs }),
@@ -270,19 +337,22 @@ export function createSqsClient(settings: AwsClientSettings = {}): SQSClient {
 export function createDynamoDbClient(settings: AwsClientSettings = {}): DynamoDBDocumentClient {
   const endpoint = settings.endpoints?.dynamodb;
   const client = documentClientOf(
-    new DynamoDBClient({ ...clientBase(settings), ...(endpoint === undefined ? {} : { endpoint }) }),
+    new DynamoDBClient({
+      ...clientBase(settings, 'request-response'),
+      ...(endpoint === undefined ? {} : { endpoint }),
+    }),
   );
   return endpoint === undefined ? withCachedDocumentMiddleware(client) : client;
 }
 
 /** The EventBridge client. */
 export function createEventBridgeClient(settings: AwsClientSettings = {}): EventBridgeClient {
-  return prepareClient(new EventBridgeClient(clientBase(settings)));
+  return prepareClient(new EventBridgeClient(clientBase(settings, 'request-response')));
 }
 
 /** The Secrets Manager client. */
 export function createSecretsManagerClient(settings: AwsClientSettings = {}): SecretsManagerClient {
-  return prepareClient(new SecretsManagerClient(clientBase(settings)));
+  return prepareClient(new SecretsManagerClient(clientBase(settings, 'request-response')));
 }
 
 /** Creates the AWS clients, pointed at the given endpoints when there are any. */
