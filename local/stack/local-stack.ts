@@ -84,6 +84,12 @@ export interface LocalStackOptions {
    * count (WorkerDeps.outageBudgetMs). @default 24 hours
    */
   readonly outageBudgetMs?: number;
+  /**
+   * How long the worker's service client may spend on one call, its retries and their waits (a `Retry-After` it
+   * waits out in place) included; a longer `Retry-After` is waited out by a delayed message instead (small in
+   * tests). @default 20_000, as on AWS
+   */
+  readonly docgenRetryBudgetMs?: number;
   /** Start without the worker poller (tests that fill the queue first). @default true */
   readonly startWorkers?: boolean;
   /**
@@ -228,6 +234,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.linkLifetimeMs === undefined ? {} : { linkLifetimeMs: options.linkLifetimeMs }),
       ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
       ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
+      ...(options.docgenRetryBudgetMs === undefined
+        ? {}
+        : { docgenRetryBudgetMs: options.docgenRetryBudgetMs }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     };
     // Built before the workers: a restarted workers' process has the reconciler release what its predecessor held.

@@ -37,6 +37,8 @@ export interface WorkerSettings {
   readonly leaseMs: number;
   readonly retryBaseSeconds?: number;
   readonly outageBudgetMs?: number;
+  /** LocalStackOptions.docgenRetryBudgetMs. */
+  readonly docgenRetryBudgetMs?: number;
   readonly logLevel: LogLevel;
   /** Worker lanes. @default config.service.maxConcurrency */
   readonly concurrency?: number;
@@ -117,6 +119,9 @@ export async function startWorkerSide(options: WorkerSideOptions): Promise<Worke
         docgenBaseUrl: docgenUrl,
         ...(options.retryBaseSeconds === undefined ? {} : { retryBaseSeconds: options.retryBaseSeconds }),
         ...(options.outageBudgetMs === undefined ? {} : { outageBudgetMs: options.outageBudgetMs }),
+        ...(options.docgenRetryBudgetMs === undefined
+          ? {}
+          : { docgenRetryBudgetMs: options.docgenRetryBudgetMs }),
       });
       return linkLifetimeMs === undefined ? built : { ...built, worker: { ...built.worker, linkLifetimeMs } };
     };
