@@ -18,7 +18,8 @@ import { buildDocumentService } from '../../functions/wiring/document-service';
 import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
 import { consoleRoutes } from '../../local/console/console-routes';
 import { sqsDeadLetters } from '../../local/console/dead-letters';
-import { startApiServer } from '../../local/stack/api-server';
+import { type ApiHandler, startApiServer } from '../../local/stack/api-server';
+import { lambdaEnvironments } from '../../local/stack/lambda-environments';
 import { firstLine, loadConfigOrExplain } from './ops-args';
 import { resolveStackTarget } from './stack-target';
 import { CliError, type CommandContext } from './types';
@@ -79,19 +80,20 @@ export async function runConsole(ctx: CommandContext, values: ConsoleOptions): P
     const config = await loadConfigOrExplain(settings.configPath);
     const secrets = new SecretsManagerSource(target.clients.secretsManager);
     const sealingSecretName = values.sealingSecret ?? ctx.env[LAMBDA_ENV.sealingSecretName];
-    const observability = createObservability('console', { logLevel: 'SILENT' });
-    const jobsApi = makeJobsApiHandler(
-      buildJobsApiDeps({
-        dynamodb: target.clients.dynamodb,
-        s3: target.clients.s3,
-        tableName: target.tableName,
-        bucket: target.bucket,
-      }),
-      observability,
+    const jobsApiDeps = buildJobsApiDeps({
+      dynamodb: target.clients.dynamodb,
+      s3: target.clients.s3,
+      tableName: target.tableName,
+      bucket: target.bucket,
+    });
+    // Each request in an environment of its own, as on Lambda (local/stack/lambda-environments.ts).
+    const jobsApi = lambdaEnvironments(
+      () =>
+        makeJobsApiHandler(jobsApiDeps, createObservability('console', { logLevel: 'SILENT' })) as ApiHandler,
     );
     const server = await startApiServer(
       {
-        jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
+        jobs: jobsApi.invoke,
         console: consoleRoutes({
           jobs: new DynamoJobRepository(target.clients.dynamodb, target.tableName),
           queue: new SqsJobQueue(target.clients.sqs, target.queueUrl),

@@ -34,11 +34,12 @@ import { consoleRoutes } from '../console/console-routes';
 import { sqsDeadLetters } from '../console/dead-letters';
 import type { EmulatorHandle, EmulatorOptions } from '../emulator/server';
 import { ensureDevSecrets, lockDataDir, writeEndpoints, writeJsonAtomic } from '../state-files';
-import { publicUrlHosts, startApiServer } from './api-server';
+import { type ApiHandler, publicUrlHosts, startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
 import { localContext } from './lambda-context';
+import { type Invoke, lambdaEnvironments } from './lambda-environments';
 import { LOCAL_SEALING_SECRET, localSecrets, startWorkerSide, type WorkerSettings } from './workers';
 import { startSupervisedWorkersProcess, type WorkersProcess } from './workers-process';
 
@@ -281,11 +282,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueUrl: aws.queueUrl,
         sealingSecretName: LOCAL_SEALING_SECRET,
       });
+      // Each request in an environment of its own, as on Lambda (./lambda-environments.ts).
       return {
         config: loaded,
         ingestDeps,
-        ingest: makeIngestHandler(ingestDeps, createObservability('ingest', { logLevel })),
-        eventIngest: makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel })),
+        ingest: lambdaEnvironments(
+          () => makeIngestHandler(ingestDeps, createObservability('ingest', { logLevel })) as ApiHandler,
+        ),
+        eventIngest: lambdaEnvironments(
+          () =>
+            makeEventIngestHandler(ingestDeps, createObservability('event-ingest', { logLevel })) as Invoke<
+              unknown,
+              unknown
+            >,
+        ),
       };
     };
     let wiring = wire(config, secrets);
@@ -308,18 +318,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         return [];
       }
     };
-    const jobsApi = makeJobsApiHandler(
-      buildJobsApiDeps({ ...tables, s3: clients.s3, bucket: aws.bucket }),
-      createObservability('jobs-api', { logLevel }),
+    const jobsApiDeps = buildJobsApiDeps({ ...tables, s3: clients.s3, bucket: aws.bucket });
+    const jobsApi = lambdaEnvironments(
+      () => makeJobsApiHandler(jobsApiDeps, createObservability('jobs-api', { logLevel })) as ApiHandler,
     );
 
     const api = await startApiServer(
       {
-        ingest: (event, context) => wiring.ingest(event, context) as ReturnType<typeof wiring.ingest>,
-        jobs: (event, context) => jobsApi(event, context) as ReturnType<typeof jobsApi>,
+        ingest: (event, context) => wiring.ingest.invoke(event, context),
+        jobs: jobsApi.invoke,
         health: () => ({ workers: workers.alive ? 'running' : 'restarting' }),
         putEvent: (integrationId, event) =>
-          wiring.eventIngest({ integrationId, event }, localContext('event-ingest', 30_000)),
+          wiring.eventIngest.invoke({ integrationId, event }, localContext('event-ingest', 30_000)),
         console: consoleRoutes({
           jobs,
           queue,

@@ -23,12 +23,16 @@ export interface DevProcess {
   stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node bin/docrelay.js dev` on a free port with the given environment; waits for `ready at`. */
+/**
+ * Starts `node bin/docrelay.js dev` (with `args` after `dev`) on a free port with the given environment; waits
+ * for `ready at`.
+ */
 export async function startDevProcess(
   dataDir: string,
   env: Readonly<Record<string, string>> = {},
+  args: readonly string[] = [],
 ): Promise<DevProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'bin/docrelay.js'), 'dev'], {
+  const child = spawn(process.execPath, [join(repoRoot, 'bin/docrelay.js'), 'dev', ...args], {
     cwd: repoRoot,
     env: { ...process.env, PORT: '0', DOCRELAY_DATA_DIR: dataDir, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
