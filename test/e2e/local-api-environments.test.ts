@@ -35,10 +35,11 @@ interface AcceptedLine {
   readonly function_request_id: string;
 }
 
-/** The ingest's `delivery accepted` lines among the JSON log lines printed so far. */
+/** The ingest's `delivery accepted` lines among the JSON log lines printed so far (whole lines only). */
 const acceptedLines = (output: string): AcceptedLine[] =>
   output
     .split('\n')
+    .slice(0, -1)
     .filter((line) => line.startsWith('{') && line.includes('"delivery accepted"'))
     .map((line) => JSON.parse(line) as AcceptedLine)
     .filter((line) => line.message === 'delivery accepted');
