@@ -8,9 +8,9 @@
  * and a time budget.
  *
  * Redrive resets each failed job (as replay does), then: on AWS, when it saw the whole queue and every message
- * can go back, it starts an SQS message move task (the redrive API) back to the jobs queue; otherwise (always
- * locally: the queue emulator has no move tasks) it sends each job's message to the jobs queue and deletes it
- * from the dead-letter queue. Invalid messages and messages of unknown jobs are left in place and reported.
+ * can go back, it starts an SQS message move task (the redrive API) with the jobs queue as its destination;
+ * otherwise (always locally: the queue emulator has no move tasks) it sends each job's message to the jobs
+ * queue and deletes it from the dead-letter queue. Invalid messages and messages of unknown jobs are left in place and reported.
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -327,14 +327,11 @@ async function redrive(ctx: CommandContext, target: StackTarget, max: number): P
   if (target.kind === 'aws' && peek.complete && left.length === 0 && decisions.length > 0) {
     // The whole queue goes back: SQS's own redrive moves it to the jobs queue (the worker ignores stored jobs).
     await handBack(sqs, target.dlqUrl, peek.messages);
-    const arn = (
-      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: target.dlqUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn;
-    if (arn === undefined) throw new CliError('cannot read the dead-letter queue ARN');
     let task: { TaskHandle?: string };
     try {
-      task = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn }));
+      task = await startMoveTask(sqs, target.dlqUrl, target.queueUrl);
     } catch (error) {
+      if (error instanceof CliError) throw error;
       throw new CliError(
         `SQS did not start the move task (${firstLine(error)}); ${redriven.filter((d) => d.kind === 'redrive' && d.reset).length} failed job(s) were reset and their messages are still in the dead-letter queue: run dlq redrive again`,
       );
@@ -364,6 +361,30 @@ async function redrive(ctx: CommandContext, target: StackTarget, max: number): P
     `redriven ${redriven.length}, skipped ${skipped.length} (job already stored), left ${left.length}${how}${more}\n`,
   );
   return 0;
+}
+
+/**
+ * Starts SQS's move task from the dead-letter queue to the jobs queue, named as its destination: messages the
+ * worker parked itself (SendMessage to the DLQ) have no source queue SQS could return them to by default.
+ */
+export async function startMoveTask(
+  sqs: Pick<SQSClient, 'send'>,
+  dlqUrl: string,
+  queueUrl: string,
+): Promise<{ TaskHandle?: string }> {
+  const [sourceArn, destinationArn] = await Promise.all([queueArn(sqs, dlqUrl), queueArn(sqs, queueUrl)]);
+  return await sqs.send(
+    new StartMessageMoveTaskCommand({ SourceArn: sourceArn, DestinationArn: destinationArn }),
+  );
+}
+
+async function queueArn(sqs: Pick<SQSClient, 'send'>, queueUrl: string): Promise<string> {
+  const answer = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = answer.Attributes?.QueueArn;
+  if (arn === undefined) throw new CliError(`cannot read the ARN of queue ${queueUrl}`);
+  return arn;
 }
 
 async function deleteMessage(sqs: SQSClient, queueUrl: string, message: PeekedMessage): Promise<void> {
