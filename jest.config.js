@@ -27,5 +27,7 @@ module.exports = {
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], slowTestThreshold: 30 },
+    // The synthesized bundles against moto_server (test/aws/moto-server.ts starts it; CI has it on PATH).
+    { ...base, displayName: 'aws', testMatch: ['<rootDir>/test/aws/**/*.test.ts'], slowTestThreshold: 60 },
   ],
 };
