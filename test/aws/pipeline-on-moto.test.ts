@@ -160,14 +160,6 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const ref = (type: string, servicePart: string): string => {
-  const found = Object.entries(template.Resources).find(
-    ([id, resource]) => resource.Type === type && id.includes(servicePart),
-  );
-  if (found === undefined) throw new Error(`no ${type} ${servicePart}`);
-  return found[0];
-};
-
 function httpEvent(
   method: string,
   routeKey: string,
