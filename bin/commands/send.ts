@@ -7,27 +7,24 @@
  * answer's JSON on stdout; exit 0 for 2xx, 1 with the problem on one line. With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
  */
 
-import { STATUS_CODES } from 'node:http';
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
-import { senderScheme, signDelivery, signedBody } from '../../functions/senders';
+import { senderScheme } from '../../functions/senders';
 import { waitForJobs } from './follow';
 import {
   contentTypeOf,
   findIntegration,
-  firstLine,
   loadConfigOrExplain,
   parseHeaderOptions,
   readInputFile,
 } from './ops-args';
+import { describeProblem, jobIdsOf, postSigned } from './signed-post';
 import { localApiUrl } from './stack-target';
 import { CliError, type CommandContext } from './types';
 
 const USAGE =
   'usage: docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]... [--delivery-id <id>] [--wait]';
 
-/** How long to wait for the webhook's answer (the ingest answers before any generation). */
-const REQUEST_TIMEOUT_MS = 30_000;
 /** How often `--wait` looks at the jobs. */
 const WAIT_POLL_MS = 500;
 
@@ -85,49 +82,25 @@ export async function send(ctx: CommandContext, integrationId: string, values: S
   const source = new FileSecretSource(settings.secretsFile);
   // Only the first secret signs; reading it names the secret in any error, never its value.
   const secrets = names.length === 0 ? [] : [await source.get(names[0] as string)];
-  const signing = {
-    config: verify,
+  const answer = await postSigned({
+    url,
+    verify,
     secrets,
-    rawBody: payload,
-    now: new Date(),
-    url: url.toString(),
-    method: 'POST',
+    payload,
+    contentType: contentTypeOf(values.payload),
+    userAgent: 'docrelay-send',
     ...(deliveryId === undefined ? {} : { deliveryId }),
-  };
-  // Senders that sign inside the body (or stamp a signed time in it) post other bytes than the file's.
-  const rawBody = signedBody(signing);
-  const signed = signDelivery({ ...signing, rawBody });
-  const headers: Record<string, string> = {
-    'content-type': contentTypeOf(values.payload),
-    'user-agent': 'docrelay-send',
-    ...signed,
-    ...(values.contentType === undefined ? {} : { 'content-type': values.contentType }),
-    ...extraHeaders,
-  };
-
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: rawBody,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-  } catch (error) {
-    const cause = (error as { cause?: unknown }).cause;
-    throw new CliError(`cannot reach ${url.origin}: ${firstLine(cause ?? error)}`);
+    extraHeaders: {
+      ...(values.contentType === undefined ? {} : { 'content-type': values.contentType }),
+      ...extraHeaders,
+    },
+  });
+  const { body, text } = answer;
+  if (answer.status < 200 || answer.status > 299) {
+    throw new CliError(`${answer.status} ${describeProblem(body, answer.reason)}`);
   }
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  if (!response.ok) throw new CliError(`${response.status} ${describeProblem(body, response.statusText)}`);
   // The status on stderr, so that stdout stays the answer's JSON for scripts.
-  const reason = response.statusText || STATUS_CODES[response.status] || '';
-  ctx.stderr.write(`${`${response.status} ${reason}`.trimEnd()}\n`);
+  ctx.stderr.write(`${`${answer.status} ${answer.reason}`.trimEnd()}\n`);
   ctx.stdout.write(`${body === undefined ? text : JSON.stringify(body, null, 2)}\n`);
   if (values.wait !== true) return 0;
   const jobIds = jobIdsOf(body);
@@ -136,20 +109,4 @@ export async function send(ctx: CommandContext, integrationId: string, values: S
     return 0;
   }
   return await waitForJobs(ctx, jobIds, { timeoutMs: values.timeout * 1000, pollMs: WAIT_POLL_MS });
-}
-
-function jobIdsOf(body: unknown): string[] {
-  const jobs = (body as { jobs?: unknown } | undefined)?.jobs;
-  if (!Array.isArray(jobs)) return [];
-  return jobs
-    .map((job) => (job as { jobId?: unknown }).jobId)
-    .filter((id): id is string => typeof id === 'string');
-}
-
-/** A problem+json answer as `title: detail`, on one line. */
-function describeProblem(body: unknown, fallback: string): string {
-  if (body === null || typeof body !== 'object') return fallback;
-  const { title, detail } = body as { title?: unknown; detail?: unknown };
-  const parts = [title, detail].filter((part): part is string => typeof part === 'string' && part !== '');
-  return (parts.length > 0 ? parts.join(': ') : fallback).replace(/\s+/g, ' ');
 }

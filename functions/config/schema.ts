@@ -468,6 +468,12 @@ export const IntegrationConfigSchema = z
       .strictObject({ eventPattern })
       .optional()
       .describe('Also take matching EventBridge events as deliveries.'),
+    smoke: z
+      .strictObject({
+        payload: z.string().min(1).describe('The body to send: a file path relative to this config file.'),
+      })
+      .optional()
+      .describe('Marks the integration `docrelay smoke` sends its test delivery to (the first one marked).'),
     documents: z
       .array(DocumentRuleSchema)
       .min(1, 'an integration needs at least one document rule')
