@@ -43,6 +43,7 @@ const load = {
   init: () => require('./commands/init') as typeof import('./commands/init'),
   tail: () => require('./commands/tail') as typeof import('./commands/tail'),
   console: () => require('./commands/console') as typeof import('./commands/console'),
+  smoke: () => require('./commands/smoke') as typeof import('./commands/smoke'),
 };
 
 /** A whole number option within bounds, else a usage error (exit 2). */
@@ -344,6 +345,43 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     )
     .action(async (options: import('./commands/console').ConsoleOptions) => {
       done(await load.console().runConsole(ctx, options));
+    });
+
+  program
+    .command('smoke')
+    .description(
+      "after a deploy: send a signed test delivery, wait until it is stored, check the objects' SHA-256, clean up",
+    )
+    .option(
+      '--stack <name>',
+      'the CloudFormation stack of the deployment; the default is the name npx cdk deploy gives without -c stackName',
+      DEFAULT_STACK_NAME,
+    )
+    .option('--local', 'test the running local stack instead (npm start)')
+    .option(
+      '--integration <id>',
+      'the integration to deliver to (default: the one the config marks with smoke)',
+    )
+    .option('--payload <file>', "the body to send (default: the marked integration's smoke.payload)")
+    .option(
+      '--secret-name <name>',
+      "the signing secret's name in Secrets Manager (default: the stack's name for the config's secret)",
+    )
+    .addOption(
+      new Option('--timeout <seconds>', 'how long to wait for the jobs to be stored')
+        .default(120)
+        .argParser(intOption(1, 3600)),
+    )
+    .option('--keep', 'leave the objects and job records in place')
+    .addHelpText(
+      'after',
+      '\nExit 0 when every job was stored and every object matched its SHA-256; then the objects (the versions\n' +
+        "written) and the delivery's job table items are deleted (not with --keep). Exit 1 otherwise, leaving\n" +
+        "everything in place for docrelay jobs show. With --stack it uses the caller's AWS credentials: it reads\n" +
+        "the stack's outputs and the signing secret, reads the table and bucket, and deletes what it made.",
+    )
+    .action(async (options: import('./commands/smoke').SmokeOptions) => {
+      done(await load.smoke().smoke(ctx, options));
     });
 
   program

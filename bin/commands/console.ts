@@ -6,7 +6,6 @@
  * local stack serves; the jobs API it calls runs in this process (the same handler as the Lambda's).
  * The mapped data needs the sealing secret's name (--sealing-secret or DOCRELAY_SEALING_SECRET).
  */
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
 import { SecretsManagerSource } from '../../functions/adapters/secrets-manager/secret-source';
 import { SqsJobQueue } from '../../functions/adapters/sqs/job-queue';
@@ -20,7 +19,8 @@ import { consoleRoutes } from '../../local/console/console-routes';
 import { sqsDeadLetters } from '../../local/console/dead-letters';
 import { type ApiHandler, startApiServer } from '../../local/stack/api-server';
 import { lambdaEnvironments } from '../../local/stack/lambda-environments';
-import { firstLine, loadConfigOrExplain } from './ops-args';
+import { loadConfigOrExplain } from './ops-args';
+import { readStackOutputs, targetVariables } from './stack-outputs';
 import { resolveStackTarget } from './stack-target';
 import { CliError, type CommandContext } from './types';
 
@@ -31,49 +31,13 @@ export interface ConsoleOptions {
   readonly sealingSecret?: string;
 }
 
-/** The stack outputs the console needs, and the variable of the CLI's AWS target each one fills. */
-const OUTPUTS: Readonly<Record<string, string>> = {
-  TableName: LAMBDA_ENV.tableName,
-  BucketName: LAMBDA_ENV.bucket,
-  QueueUrl: LAMBDA_ENV.queueUrl,
-  DeadLetterQueueUrl: LAMBDA_ENV.dlqUrl,
-};
-
-/** Reads the stack's outputs by name: the target's variables. */
-async function stackVariables(
-  stackName: string,
-  region: string | undefined,
-): Promise<Record<string, string>> {
-  const cloudFormation = new CloudFormationClient(region === undefined ? {} : { region });
-  try {
-    const answer = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
-    const outputs = answer.Stacks?.[0]?.Outputs ?? [];
-    const variables: Record<string, string> = {};
-    for (const output of outputs) {
-      const variable = output.OutputKey === undefined ? undefined : OUTPUTS[output.OutputKey];
-      if (variable !== undefined && output.OutputValue !== undefined)
-        variables[variable] = output.OutputValue;
-    }
-    const missing = Object.keys(OUTPUTS).filter((key) => variables[OUTPUTS[key] as string] === undefined);
-    if (missing.length > 0) {
-      throw new CliError(`stack ${stackName} has no output ${missing.join(', ')}: is it a docrelay stack?`);
-    }
-    return variables;
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError(`cannot read stack ${stackName}: ${firstLine(error)}`);
-  } finally {
-    cloudFormation.destroy();
-  }
-}
-
 /** Serves the console until interrupted; resolves to the exit code. */
 export async function runConsole(ctx: CommandContext, values: ConsoleOptions): Promise<number> {
   const stackName = values.stack.trim();
   if (stackName === '') throw new CliError('--stack <name> must name a deployed docrelay stack', 2);
   const port = values.port;
   const region = ctx.env.AWS_REGION ?? ctx.env.AWS_DEFAULT_REGION;
-  const variables = await stackVariables(stackName, region);
+  const variables = targetVariables(stackName, await readStackOutputs(stackName, region));
   const target = await resolveStackTarget({ ...ctx, env: { ...ctx.env, ...variables } });
   try {
     const settings = readLocalSettings(ctx.env, ctx.cwd);

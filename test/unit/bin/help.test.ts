@@ -79,6 +79,7 @@ describe('docrelay --help', () => {
         'put-event',
         'replay',
         'send',
+        'smoke',
         'tail',
         'templates list',
         'templates show',
