@@ -1,5 +1,5 @@
-// Three tiers, each its own Jest project: unit (no network), infra (CDK template assertions),
-// e2e (the local stack over real HTTP against the service emulator).
+// Four tiers, each its own Jest project: unit (no network), infra (CDK template assertions),
+// e2e (the local stack over real HTTP against the service emulator), aws (the synthesized bundles against moto).
 /** ESM-only packages that Jest (CommonJS) must transform. */
 const esmPackages = ['@middy', 'fauxqs'];
 
