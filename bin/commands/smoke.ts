@@ -286,13 +286,16 @@ async function checkObject(
   if (file.storedSize !== undefined && bytes.length !== file.storedSize) {
     problems.push(`${bytes.length} bytes, the job says ${file.storedSize}`);
   }
+  // A multipart upload's checksum is of its parts ("<base64>-<parts>"): not comparable with the whole's hash.
   const s3Sum = object.ChecksumSHA256;
-  if (s3Sum !== undefined && s3Sum !== digest.toString('base64'))
-    problems.push("S3's SHA-256 checksum differs");
-  const checked =
-    s3Sum === undefined
+  const composite = object.ChecksumType === 'COMPOSITE' || (s3Sum?.includes('-') ?? false);
+  const comparable = s3Sum !== undefined && !composite;
+  if (comparable && s3Sum !== digest.toString('base64')) problems.push("S3's SHA-256 checksum differs");
+  const checked = comparable
+    ? "the job's SHA-256 and S3's checksum"
+    : s3Sum === undefined
       ? "the job's SHA-256 (S3 keeps no SHA-256 for it)"
-      : "the job's SHA-256 and S3's checksum";
+      : "the job's SHA-256 (S3 keeps a checksum of the upload's parts)";
   const stored = { bucket: file.bucket, key: file.key, versionId: object.VersionId };
   return problems.length === 0
     ? { ok: true, line: `${where}: ${bytes.length} bytes, match ${checked}`, stored }
