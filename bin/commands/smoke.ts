@@ -60,9 +60,16 @@ export async function smoke(ctx: CommandContext, options: SmokeOptions): Promise
       `integration "${integration.id}" takes EventBridge events, not webhooks: smoke needs one with verify`,
     );
   }
+  const marked = integration.config.smoke?.payload;
+  if (options.payload === undefined && marked === undefined) {
+    throw new CliError(
+      `integration "${integration.id}" has no smoke: { payload } in the config: give --payload <file>`,
+      2,
+    );
+  }
   const payloadFile =
     options.payload === undefined
-      ? resolve(dirname(settings.configPath), integration.config.smoke?.payload ?? '')
+      ? resolve(dirname(settings.configPath), marked as string)
       : resolve(ctx.cwd, options.payload);
   const payload = await readInputFile(ctx.cwd, payloadFile, 'payload');
   const target = await smokeTarget(ctx, options);
@@ -114,8 +121,12 @@ export async function smoke(ctx: CommandContext, options: SmokeOptions): Promise
       if (job?.status !== 'stored') {
         ok = false;
         const error = job?.error ?? job?.lastError;
+        const state =
+          job?.status === 'failed'
+            ? 'failed'
+            : `still ${job?.status ?? 'missing'} after ${options.timeout} s (--timeout)`;
         out(
-          `job ${jobId}: ${job?.status ?? 'missing'}${error === undefined ? '' : ` (${error.code}: ${error.message.replace(/\s+/g, ' ')})`}`,
+          `job ${jobId}: ${state}${error === undefined ? '' : ` (${error.code}: ${error.message.replace(/\s+/g, ' ')})`}`,
         );
         continue;
       }

@@ -96,6 +96,28 @@ describe('docrelay smoke --local', () => {
     expect((await stack.jobs.getJob(jobIds[0] as string))?.status).toBe('failed');
   });
 
+  it('a job not stored within --timeout (the service in an outage) makes it exit 1, saying so', async () => {
+    stack.emulator?.pause();
+    try {
+      const result = await cli(['smoke', '--local', '--timeout', '1']);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/^job \S+: still (queued|processing) after 1 s \(--timeout\)/m);
+      expect(result.stdout).toMatch(/smoke test FAILED\n$/);
+    } finally {
+      stack.emulator?.resume();
+    }
+  });
+
+  it('an integration given without a payload and not marked for smoke is a usage error, exit 2', async () => {
+    const result = await cli(['smoke', '--local', '--integration', 'stripe-invoices']);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'docrelay smoke: integration "stripe-invoices" has no smoke: { payload } in the config: give --payload <file>\n',
+    });
+  });
+
   it('a payload that matches no rule is reported as such, exit 1', async () => {
     const result = await cli([
       'smoke',
