@@ -279,6 +279,7 @@ export class DocRelay extends Construct {
         // A full ARN when known; an imported secret by its name (a partial ARN would not resolve).
         [LAMBDA_ENV.sealingSecretName]: this.sealingSecret.secretFullArn ?? this.sealingSecret.secretName,
         [LAMBDA_ENV.maxReceiveCount]: String(settings.maxReceiveCount),
+        [LAMBDA_ENV.deployment]: this.identity.name,
         [LAMBDA_ENV.leaseSeconds]: String(visibilityTimeout.toSeconds()),
         ...(props.eventBus === undefined ? {} : { [LAMBDA_ENV.eventBusName]: props.eventBus.eventBusArn }),
       },
