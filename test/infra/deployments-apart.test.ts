@@ -6,8 +6,17 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Template as Synth } from 'aws-cdk-lib/assertions';
 import { LAMBDA_ENV } from '../../functions/config/lambda-env';
+import { addDocRelayStack, appOptionsFromContext } from '../../lib/docrelay-app';
 import { DocRelayStack } from '../../lib/docrelay-stack';
-import { fixtureConfig, logicalId, resourceText, roleGrants, synthStack, testApp } from './support';
+import {
+  FIXTURE_CONFIG,
+  fixtureConfig,
+  logicalId,
+  resourceText,
+  roleGrants,
+  synthStack,
+  testApp,
+} from './support';
 
 /** Every secret ARN (or pattern) any role of the template may act on, with the action. */
 function secretGrants(template: Template): string[] {
@@ -125,5 +134,27 @@ describe('secretPrefix', () => {
     expect(() => synthStack({ secretPrefix: 'prod docrelay/' })).toThrow(
       /secretPrefix must be known at synth/,
     );
+  });
+});
+
+describe('the CDK app’s context', () => {
+  test('-c sharedSecrets=true and -c omitTableIndexes=a,b reach the construct', () => {
+    const app = testApp({ sharedSecrets: 'true', omitTableIndexes: 'by-delivery, jobs-by-time' });
+    const options = appOptionsFromContext(app);
+    expect(options).toMatchObject({ sharedSecrets: true, omitTableIndexes: ['by-delivery', 'jobs-by-time'] });
+    const stack = addDocRelayStack(app, { ...options, configPath: FIXTURE_CONFIG });
+    expect(stack.docRelay.identity.secretPrefix).toBe('');
+    const [table] = Object.values(Synth.fromStack(stack).findResources('AWS::DynamoDB::Table'));
+    expect(table!.Properties.GlobalSecondaryIndexes.map((i: { IndexName: string }) => i.IndexName)).toEqual([
+      'open-jobs',
+    ]);
+  });
+
+  test('without them, the stack’s name prefixes the secrets and every index is there', () => {
+    const app = testApp();
+    const stack = addDocRelayStack(app, { ...appOptionsFromContext(app), configPath: FIXTURE_CONFIG });
+    expect(stack.docRelay.identity.secretPrefix).toBe('DocRelay/');
+    const [table] = Object.values(Synth.fromStack(stack).findResources('AWS::DynamoDB::Table'));
+    expect(table!.Properties.GlobalSecondaryIndexes).toHaveLength(3);
   });
 });

@@ -106,6 +106,7 @@ describe('DocRelay with its defaults', () => {
           [LAMBDA_ENV.bucket]: { Ref: id(relay.bucket) },
           [LAMBDA_ENV.sealingSecretName]: { Ref: id(relay.sealingSecret) },
           [LAMBDA_ENV.maxReceiveCount]: '8',
+          [LAMBDA_ENV.deployment]: 'Test',
           [LAMBDA_ENV.leaseSeconds]: '1800',
           POWERTOOLS_SERVICE_NAME: `Test-${name}`,
           POWERTOOLS_METRICS_NAMESPACE: 'docrelay/Test',
