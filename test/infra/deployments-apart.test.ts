@@ -76,6 +76,13 @@ describe('two deployments of one config with default props', () => {
     }
   });
 
+  test('each stack outputs its secret prefix, for the CLI and for operators', () => {
+    expect([prodTemplate, stagingTemplate].map((t) => t.toJSON().Outputs.SecretPrefix.Value)).toEqual([
+      'DocRelay-prod/',
+      'DocRelay-staging/',
+    ]);
+  });
+
   test('each worker names its deployment in the events it publishes', () => {
     const env = (stack: DocRelayStack, template: Template) =>
       template.toJSON().Resources[logicalId(stack, stack.docRelay.workerFunction)].Properties.Environment
