@@ -244,9 +244,10 @@ export class DocRelayMonitoring extends Construct {
       thresholds.workerErrors ?? 1,
       'docrelay: the worker’s calls to the job table or the queue failed under a job (the message comes back after its visibility timeout).',
     );
+    const throttledRequests = apiThrottledMetric(this, props.accessLogGroup, props.metricsNamespace);
     this.apiThrottledAlarm = alarm(
       'ApiThrottled',
-      apiThrottledMetric(this, props.accessLogGroup, props.metricsNamespace),
+      throttledRequests,
       thresholds.apiThrottled ?? 1,
       'docrelay: the HTTP API answered 429: an integration’s webhook route (or the read routes) hit its throttle; that sender retries later, or drops the webhook.',
     );
@@ -306,7 +307,7 @@ export class DocRelayMonitoring extends Construct {
       this.api5xxAlarm,
       this.eventsNotPublishedAlarm,
     ];
-    this.dashboard = this.createDashboard(props);
+    this.dashboard = this.createDashboard(props, throttledRequests);
   }
 
   private createTopic(key: IKey | undefined): Topic {
@@ -357,7 +358,7 @@ export class DocRelayMonitoring extends Construct {
     return topic;
   }
 
-  private createDashboard(props: DocRelayMonitoringProps): Dashboard {
+  private createDashboard(props: DocRelayMonitoringProps, throttledRequests: Metric): Dashboard {
     const dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     const emf = (
       metricName: string,
@@ -399,6 +400,7 @@ export class DocRelayMonitoring extends Construct {
           props.api.metricCount(sum),
           props.api.metricClientError(sum),
           props.api.metricServerError(sum),
+          throttledRequests.with({ label: '429 (throttled)' }),
         ],
         right: [props.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' })],
         width: 12,

@@ -108,6 +108,8 @@ describe('alarms on the deployment’s own metrics', () => {
       Namespace: 'docrelay/Test',
       Threshold: 1,
     });
+    const dashboard = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]);
+    expect(dashboard).toContain('\\"docrelay/Test\\",\\"ApiThrottled\\"');
     // The access log writes the status this filter reads.
     const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
     expect(stage).toHaveLength(1);
