@@ -39,6 +39,11 @@ describe('recursive loop detection', () => {
 });
 
 describe('concurrency and receives', () => {
+  // A reservation below service.maxConcurrency is a synth warning, which aws-cdk-lib prints as it synthesizes
+  // (docrelay.test.ts asserts the warning itself).
+  beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));
+  afterEach(() => jest.restoreAllMocks());
+
   test('SQS dead-letters a job message only after the worker’s cap plus the throttle headroom', () => {
     const { worker, queue } = workerChain({ maxReceiveCount: 5 });
     expect(worker.Environment.Variables[LAMBDA_ENV.maxReceiveCount]).toBe('5');
