@@ -10,6 +10,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { LoadedConfig } from '../functions/config/compile';
 import { ConfigFileError } from '../functions/config/errors';
 import { type ParseConfigOptions, parseConfig } from '../functions/config/load';
+import type { JobTableIndexName } from './builders/table';
 import { DocRelayStack } from './docrelay-stack';
 
 /** The configuration file used when `-c config=PATH` is not given. */
@@ -26,6 +27,10 @@ export interface DocRelayAppOptions {
   readonly stackName?: string;
   /** Create the config's secrets with placeholders instead of importing them. @default false */
   readonly createSecrets?: boolean;
+  /** Read the config's secrets by their names unprefixed, shared with other deployments (secretPrefix ''). @default false */
+  readonly sharedSecrets?: boolean;
+  /** GSIs of the job table left out for a staged upgrade (DocRelayProps.omitTableIndexes). @default none */
+  readonly omitTableIndexes?: readonly JobTableIndexName[];
   /** X-Ray active tracing of the functions (DocRelayProps.tracing). @default false */
   readonly tracing?: boolean;
   /** Source maps for the functions' stack traces (DocRelayProps.sourceMaps). @default false */
@@ -36,7 +41,8 @@ export interface DocRelayAppOptions {
 
 /**
  * Reads the app options from the app's context
- * (`-c config=… -c stackName=… -c createSecrets=true -c tracing=true -c sourceMaps=true`).
+ * (`-c config=… -c stackName=… -c createSecrets=true -c sharedSecrets=true -c omitTableIndexes=a,b
+ * -c tracing=true -c sourceMaps=true`).
  */
 export function appOptionsFromContext(app: App): DocRelayAppOptions {
   const text = (key: string): string | undefined => {
@@ -51,6 +57,15 @@ export function appOptionsFromContext(app: App): DocRelayAppOptions {
     configPath: text('config') ?? DEFAULT_CONFIG_PATH,
     stackName: text('stackName') ?? DEFAULT_STACK_NAME,
     createSecrets: flag('createSecrets'),
+    sharedSecrets: flag('sharedSecrets'),
+    ...(text('omitTableIndexes') === undefined
+      ? {}
+      : {
+          omitTableIndexes: (text('omitTableIndexes') ?? '')
+            .split(',')
+            .map((name) => name.trim())
+            .filter((name) => name !== '') as JobTableIndexName[],
+        }),
     tracing: flag('tracing'),
     sourceMaps: flag('sourceMaps'),
   };
@@ -67,6 +82,8 @@ export function addDocRelayStack(app: App, options: DocRelayAppOptions = {}): Do
       config: loaded.config,
       configSource: configPath,
       createSecrets: options.createSecrets ?? false,
+      ...(options.sharedSecrets === true ? { secretPrefix: '' } : {}),
+      ...(options.omitTableIndexes === undefined ? {} : { omitTableIndexes: options.omitTableIndexes }),
       tracing: options.tracing ?? false,
       sourceMaps: options.sourceMaps ?? false,
     },

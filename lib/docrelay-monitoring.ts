@@ -1,7 +1,8 @@
 /**
- * docrelay's alarms and dashboard. Each alarm answers one operator question (docs/deploy.md, "Runbook"):
- * is anything parked in a dead-letter queue, is the worker crashing, is the queue falling behind, are
- * senders getting 5xx. Alarms notify an SNS topic given by the caller or created here.
+ * docrelay's alarms and dashboard. Each alarm answers one operator question (docs/operations.md has a runbook
+ * per alarm): is anything parked in a dead-letter queue, is the service failing every call, is the worker
+ * crashing, is the queue falling behind, is DynamoDB throttling, are senders throttled, refused or getting 5xx.
+ * Alarms notify an SNS topic given by the caller or created here.
  */
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -22,9 +23,17 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import {
+  api4xxPercent,
+  apiThrottledMetric,
+  emfMetric,
+  failedAttemptsNoneStored,
+  indexThrottles,
+} from './builders/alarm-metrics';
 
 /** Thresholds of docrelay's alarms. */
 export interface DocRelayAlarmThresholds {
@@ -34,6 +43,18 @@ export interface DocRelayAlarmThresholds {
   readonly workerErrors?: number;
   /** Alarm when the HTTP API answers at least this many 5xx in 5 minutes. @default 1 */
   readonly api5xx?: number;
+  /**
+   * Alarm when, in two of three 5-minute periods, the worker retried at least this many attempts and stored
+   * nothing (the service failing every call). @default 1
+   */
+  readonly failedAttempts?: number;
+  /** Alarm when the HTTP API answers at least this many 429s (a route's throttle) in 5 minutes. @default 1 */
+  readonly apiThrottled?: number;
+  /**
+   * Alarm when at least this percentage of the HTTP API's requests are answered 4xx, through 15 minutes with
+   * 20 requests or more in each 5. @default 50
+   */
+  readonly api4xxPercent?: number;
 }
 
 /** Props of `DocRelayMonitoring`. */
@@ -50,6 +71,10 @@ export interface DocRelayMonitoringProps {
   /** Absent when no integration takes EventBridge events. */
   readonly eventIngestFunction?: IFunction;
   readonly table: ITable;
+  /** The job table's GSIs (their throttling is alarmed apart from the table's). @default none */
+  readonly tableIndexNames?: readonly string[];
+  /** The HTTP API's access logs (its 429 answers are counted from them). */
+  readonly accessLogGroup: ILogGroup;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
   /** Failed EventBridge deliveries; absent when no integration takes events. */
@@ -80,6 +105,16 @@ export class DocRelayMonitoring extends Construct {
   public readonly workerThrottlesAlarm: Alarm;
   /** DynamoDB throttled reads or writes of the job table. */
   public readonly tableThrottlesAlarm: Alarm;
+  /** DynamoDB throttled reads or writes of the job table's GSIs (absent when every index is left out). */
+  public readonly indexThrottlesAlarm?: Alarm;
+  /** The worker retried attempts and stored nothing, in two of three 5-minute periods: the service is failing. */
+  public readonly serviceFailingAlarm: Alarm;
+  /** The worker's table or queue calls failed under a job (its EMF `WorkerErrors`; Lambda's Errors stay 0). */
+  public readonly workerFailuresAlarm: Alarm;
+  /** The HTTP API answered 429: a sender's route hit its throttle. */
+  public readonly apiThrottledAlarm: Alarm;
+  /** Most of the HTTP API's requests were answered 4xx for 15 minutes. */
+  public readonly api4xxAlarm: Alarm;
   /** The worker crashed or timed out. */
   public readonly workerErrorsAlarm: Alarm;
   /** The jobs queue's oldest message is older than the threshold. */
@@ -99,12 +134,21 @@ export class DocRelayMonitoring extends Construct {
     this.alarmTopic = props.alarmTopic ?? this.createTopic(props.encryptionKey);
     const action = new SnsAction(this.alarmTopic);
 
-    const alarm = (alarmId: string, metric: IMetric, threshold: number, description: string): Alarm => {
+    const alarm = (
+      alarmId: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      periods: { evaluationPeriods: number; datapointsToAlarm: number } = {
+        evaluationPeriods: 1,
+        datapointsToAlarm: 1,
+      },
+    ): Alarm => {
       const created = new Alarm(this, alarmId, {
         metric,
-        alarmDescription: `${description} See docs/deploy.md, section Runbook.`,
+        alarmDescription: `${description} Runbook: docs/operations.md, ${alarmId}.`,
         threshold,
-        evaluationPeriods: 1,
+        ...periods,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         // No data means no traffic (or an empty queue), which is healthy.
         treatMissingData: TreatMissingData.NOT_BREACHING,
@@ -177,6 +221,43 @@ export class DocRelayMonitoring extends Construct {
       1,
       'docrelay: DynamoDB throttled requests to the job table; ingest may answer 5xx and jobs may be retried.',
     );
+    const indexThrottleMetric = indexThrottles(props.table, props.tableIndexNames ?? []);
+    if (indexThrottleMetric !== undefined) {
+      this.indexThrottlesAlarm = alarm(
+        'IndexThrottles',
+        indexThrottleMetric,
+        1,
+        'docrelay: DynamoDB throttled requests to an index of the job table; the table writes that update it are throttled too (ingest 5xx, job retries).',
+      );
+    }
+    const worker = props.serviceNames.worker;
+    this.serviceFailingAlarm = alarm(
+      'ServiceFailing',
+      failedAttemptsNoneStored(props.metricsNamespace, worker),
+      thresholds.failedAttempts ?? 1,
+      'docrelay: the worker retried jobs and stored none in two of the last three 5-minute periods: the Document Generation Service (or the way to it) is failing every call. Jobs wait and retry; none is lost while the outage lasts less than a day.',
+      { evaluationPeriods: 3, datapointsToAlarm: 2 },
+    );
+    this.workerFailuresAlarm = alarm(
+      'WorkerFailures',
+      emfMetric(props.metricsNamespace, worker, 'WorkerErrors'),
+      thresholds.workerErrors ?? 1,
+      'docrelay: the worker’s calls to the job table or the queue failed under a job (the message comes back after its visibility timeout).',
+    );
+    const throttledRequests = apiThrottledMetric(this, props.accessLogGroup, props.metricsNamespace);
+    this.apiThrottledAlarm = alarm(
+      'ApiThrottled',
+      throttledRequests,
+      thresholds.apiThrottled ?? 1,
+      'docrelay: the HTTP API answered 429: an integration’s webhook route (or the read routes) hit its throttle; that sender retries later, or drops the webhook.',
+    );
+    this.api4xxAlarm = alarm(
+      'Api4xx',
+      api4xxPercent(props.api, 20),
+      thresholds.api4xxPercent ?? 50,
+      'docrelay: most requests to the HTTP API were answered 4xx for 15 minutes (refused signatures, unknown paths, throttling): a sender is misconfigured or the API is flooded.',
+      { evaluationPeriods: 3, datapointsToAlarm: 3 },
+    );
     this.workerErrorsAlarm = alarm(
       'WorkerErrors',
       props.workerFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
@@ -216,12 +297,17 @@ export class DocRelayMonitoring extends Construct {
       this.reconcilerErrorsAlarm,
       this.workerThrottlesAlarm,
       this.tableThrottlesAlarm,
+      ...(this.indexThrottlesAlarm === undefined ? [] : [this.indexThrottlesAlarm]),
+      this.serviceFailingAlarm,
+      this.workerFailuresAlarm,
+      this.apiThrottledAlarm,
+      this.api4xxAlarm,
       this.workerErrorsAlarm,
       this.oldestMessageAlarm,
       this.api5xxAlarm,
       this.eventsNotPublishedAlarm,
     ];
-    this.dashboard = this.createDashboard(props);
+    this.dashboard = this.createDashboard(props, throttledRequests);
   }
 
   private createTopic(key: IKey | undefined): Topic {
@@ -272,7 +358,7 @@ export class DocRelayMonitoring extends Construct {
     return topic;
   }
 
-  private createDashboard(props: DocRelayMonitoringProps): Dashboard {
+  private createDashboard(props: DocRelayMonitoringProps, throttledRequests: Metric): Dashboard {
     const dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     const emf = (
       metricName: string,
@@ -299,8 +385,7 @@ export class DocRelayMonitoring extends Construct {
     ];
     dashboard.addWidgets(
       new TextWidget({
-        markdown:
-          '# docrelay\nWebhooks in, documents in S3. Alarms and what to do: docs/deploy.md, section **Runbook**.',
+        markdown: '# docrelay\nWebhooks in, documents in S3. Alarms and what to do: **docs/operations.md**.',
         width: 24,
         height: 2,
       }),
@@ -315,6 +400,7 @@ export class DocRelayMonitoring extends Construct {
           props.api.metricCount(sum),
           props.api.metricClientError(sum),
           props.api.metricServerError(sum),
+          throttledRequests.with({ label: '429 (throttled)' }),
         ],
         right: [props.api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' })],
         width: 12,

@@ -14,6 +14,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { QueueProps } from 'aws-cdk-lib/aws-sqs';
 import type { DocrelayConfigInput } from '../functions/config/schema';
+import type { JobTableIndexName } from './builders/table';
 import type { DocRelayFunctionOptions, FunctionSizing } from './docrelay-function';
 import type { DocRelayAlarmThresholds } from './docrelay-monitoring';
 
@@ -119,11 +120,18 @@ export interface DocRelayProps {
   readonly alarmThresholds?: DocRelayAlarmThresholds;
   /**
    * Create the service API key and webhook secrets named in the config (with a random placeholder value to be
-   * replaced, see the stack outputs) instead of importing existing secrets by name. Their names are prefixed
-   * with the deployment's name (`DocRelay-prod/docrelay/github-webhook`).
+   * replaced, see the stack outputs) instead of importing existing secrets by name. Either way their names
+   * carry `secretPrefix` (`DocRelay-prod/docrelay/github-webhook`).
    * @default false
    */
   readonly createSecrets?: boolean;
+  /**
+   * Prefix of the Secrets Manager name of every config secret, imported or created: the functions read (and
+   * are granted) `<secretPrefix><name in the config>` only, so two deployments of one config in one account
+   * share no secret. `''` opts out, for secrets deliberately shared between deployments (docs/upgrade.md).
+   * @default `<deploymentName>/`
+   */
+  readonly secretPrefix?: string;
   /**
    * Secrets given as constructs, by the name the config gives them (`service.apiKeySecret`, a webhook's
    * `verify.secret`); each needs a name known at synth. Others are imported by name or created.
@@ -145,8 +153,18 @@ export interface DocRelayProps {
    * (a synth warning says when it does not). @default 1
    */
   readonly batchSize?: number;
-  /** Throttling of the HTTP API's stage. @default rateLimit 50 requests/s, burstLimit 100 */
+  /**
+   * Throttling of each route of the HTTP API: every integration's webhook route (unless its config sets
+   * `throttle`) and the read routes each get these limits of their own. @default rateLimit 50 requests/s, burstLimit 100
+   */
   readonly throttle?: ThrottleSettings;
+  /**
+   * GSIs of the job table to leave out, for an upgrade that changes more than one index: DynamoDB creates or
+   * deletes one GSI per stack update, so such an upgrade deploys once without them, then once with them
+   * (docs/upgrade.md). A listing that needs a left-out index fails until the second deploy.
+   * @default none: every index
+   */
+  readonly omitTableIndexes?: readonly JobTableIndexName[];
   /** Memory, timeout, VPC, reserved concurrency and extra environment per function. @default see DocRelayFunctionsSizing */
   readonly functions?: DocRelayFunctionsSizing;
   /** Retention of the functions' logs and the API access logs. @default RetentionDays.ONE_MONTH */

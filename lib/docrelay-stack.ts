@@ -55,6 +55,12 @@ export class DocRelayStack extends Stack {
         description: `Webhook URL of integration ${integration.id}: paste it into the sender (POST, application/json)`,
       });
     });
+    new CfnOutput(this, 'SecretPrefix', {
+      // An empty output value is refused, so a shared (unprefixed) deployment says so in words.
+      value: relay.identity.secretPrefix === '' ? '(none)' : relay.identity.secretPrefix,
+      description:
+        'Prefix of the Secrets Manager name of every secret the config names: the functions read <prefix><name>',
+    });
     new CfnOutput(this, 'TableName', { value: relay.table.tableName, description: 'Job and delivery table' });
     new CfnOutput(this, 'BucketName', { value: relay.bucket.bucketName, description: 'Documents bucket' });
     new CfnOutput(this, 'QueueUrl', { value: relay.queue.queueUrl, description: 'Jobs queue' });

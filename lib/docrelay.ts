@@ -36,7 +36,7 @@ import { type DeploymentIdentity, deploymentIdentity } from './builders/identity
 import { buildJobQueues, buildServiceDeadLetterQueue } from './builders/queues';
 import { buildConfigSecrets, buildSealingSecret, runtimeConfig } from './builders/secrets';
 import { buildDocumentsBucket } from './builders/storage';
-import { buildJobTable } from './builders/table';
+import { buildJobTable, JOB_TABLE_INDEXES } from './builders/table';
 import type { DocRelayFunction, DocRelayFunctionOptions } from './docrelay-function';
 import { DocRelayMonitoring } from './docrelay-monitoring';
 import { DEFAULT_FUNCTION_SIZING, type DocRelayFunctionsSizing, type DocRelayProps } from './docrelay-props';
@@ -44,6 +44,7 @@ import { DEFAULT_FUNCTION_SIZING, type DocRelayFunctionsSizing, type DocRelayPro
 export { DEFAULT_THROTTLE } from './builders/api';
 export { keyPatternPrefix } from './builders/functions';
 export { configSecretNames, secretPolicyArn } from './builders/secrets';
+export { JOB_TABLE_INDEXES, type JobTableIndexName } from './builders/table';
 export * from './docrelay-props';
 
 /** docrelay on AWS: HTTP API, functions, queue, table, bucket, secrets, events, alarms and dashboard. */
@@ -80,7 +81,7 @@ export class DocRelay extends Construct {
   public readonly identity: DeploymentIdentity;
   /** The secrets this construct created (`createSecrets`), whose placeholder values must be replaced. */
   public readonly createdSecrets: readonly Secret[];
-  /** `POST /v1/hooks/{integrationId}` (any other method: 405). */
+  /** `POST /v1/hooks/<id>` of every configured integration (any other method: 405). */
   public readonly ingestFunction: DocRelayFunction;
   /** The SQS worker. */
   public readonly workerFunction: DocRelayFunction;
@@ -96,8 +97,8 @@ export class DocRelay extends Construct {
   public readonly stage: HttpStage;
   /** The API's access logs. */
   public readonly accessLogGroup: LogGroup;
-  /** The webhook route. */
-  public readonly webhookRoute: HttpRoute;
+  /** The webhook routes, `ANY /v1/hooks/<id>`, one per integration that takes webhooks, by its id. */
+  public readonly webhookRoutes: ReadonlyMap<string, HttpRoute>;
   /** The IAM-authorized jobs route. */
   public readonly jobsRoute: HttpRoute;
   /** One rule per integration with `eventBridge.eventPattern`, by integration id. */
@@ -115,7 +116,7 @@ export class DocRelay extends Construct {
     super(scope, id);
     // Validate (and compile every expression) here too, so a config built in code fails at synth, not in Lambda.
     this.config = parseConfig(JSON.stringify(props.config), props.configSource ?? 'config').config;
-    this.identity = deploymentIdentity(this, props.deploymentName);
+    this.identity = deploymentIdentity(this, props.deploymentName, props.secretPrefix);
     const settings = resolveSettings(props);
     const key = props.encryptionKey;
     const removalPolicy = settings.removalPolicy;
@@ -134,6 +135,7 @@ export class DocRelay extends Construct {
       encryptionKey: key,
       removalPolicy,
       deletionProtection: props.deletionProtection ?? true,
+      ...(props.omitTableIndexes === undefined ? {} : { omitIndexes: props.omitTableIndexes }),
     });
     // AWS's guidance for SQS event sources: at least six times the function timeout, so a message is not
     // redelivered while a throttled or retried invocation still holds it. It is also a job's lease.
@@ -169,7 +171,7 @@ export class DocRelay extends Construct {
       config: this.config,
       create: props.createSecrets === true,
       ...(props.secrets === undefined ? {} : { given: props.secrets }),
-      createdName: this.identity.createdSecretName,
+      physicalName: this.identity.secretName,
       ...(key === undefined ? {} : { encryptionKey: key }),
       removalPolicy,
     });
@@ -200,6 +202,12 @@ export class DocRelay extends Construct {
       apiName: this.identity.name,
       ingestFunction: this.ingestFunction,
       jobsApiFunction: this.jobsApiFunction,
+      hooks: this.config.integrations
+        .filter((integration) => integration.verify !== undefined)
+        .map((integration) => ({
+          id: integration.id,
+          ...(integration.throttle === undefined ? {} : { throttle: integration.throttle }),
+        })),
       ...(props.throttle === undefined ? {} : { throttle: props.throttle }),
       logRetention: settings.logRetention,
       logRemovalPolicy: removalPolicy,
@@ -207,7 +215,7 @@ export class DocRelay extends Construct {
       ...(props.domain === undefined ? {} : { domain: props.domain }),
     });
     ({ api: this.api, stage: this.stage, accessLogGroup: this.accessLogGroup } = http);
-    ({ webhookRoute: this.webhookRoute, jobsRoute: this.jobsRoute } = http);
+    ({ webhookRoutes: this.webhookRoutes, jobsRoute: this.jobsRoute } = http);
     this.apiEndpoint = http.endpoint;
 
     this.eventRules =
@@ -271,6 +279,7 @@ export class DocRelay extends Construct {
         // A full ARN when known; an imported secret by its name (a partial ARN would not resolve).
         [LAMBDA_ENV.sealingSecretName]: this.sealingSecret.secretFullArn ?? this.sealingSecret.secretName,
         [LAMBDA_ENV.maxReceiveCount]: String(settings.maxReceiveCount),
+        [LAMBDA_ENV.deployment]: this.identity.name,
         [LAMBDA_ENV.leaseSeconds]: String(visibilityTimeout.toSeconds()),
         ...(props.eventBus === undefined ? {} : { [LAMBDA_ENV.eventBusName]: props.eventBus.eventBusArn }),
       },
@@ -299,6 +308,8 @@ export class DocRelay extends Construct {
       reconcilerFunction: this.reconcilerFunction,
       ...(this.eventIngestFunction === undefined ? {} : { eventIngestFunction: this.eventIngestFunction }),
       table: this.table,
+      tableIndexNames: JOB_TABLE_INDEXES.filter((name) => !props.omitTableIndexes?.includes(name)),
+      accessLogGroup: this.accessLogGroup,
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       ...(this.eventsDeadLetterQueue === undefined

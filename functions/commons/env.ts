@@ -54,6 +54,8 @@ export interface LambdaSettings {
   readonly bucket: string;
   /** EventBridge bus for docrelay's events; the default bus when absent. */
   readonly eventBusName?: string;
+  /** The deployment's name, in every event's detail; absent, events carry none. */
+  readonly deployment?: string;
   /** Secret that seals payloads and links at rest. */
   readonly sealingSecretName: string;
   readonly maxReceiveCount: number;
@@ -89,6 +91,7 @@ export function readLambdaSettings(env: Env = process.env): LambdaSettings {
     dlqUrl: required('dlqUrl'),
     bucket: required('bucket'),
     eventBusName: optional('eventBusName'),
+    deployment: optional('deployment'),
     sealingSecretName: optional('sealingSecretName') ?? 'docrelay/sealing-key',
     maxReceiveCount: positive('maxReceiveCount', 8),
     leaseSeconds: positive('leaseSeconds', 900),

@@ -13,6 +13,8 @@ export const LAMBDA_ENV = {
   eventBusName: 'DOCRELAY_EVENT_BUS',
   sealingSecretName: 'DOCRELAY_SEALING_SECRET',
   maxReceiveCount: 'DOCRELAY_MAX_RECEIVE_COUNT',
+  /** The deployment's name (DocRelayProps.deploymentName): named in every event the worker publishes. */
+  deployment: 'DOCRELAY_DEPLOYMENT',
   leaseSeconds: 'DOCRELAY_LEASE_SECONDS',
   /** `true` when the construct turned X-Ray tracing on; anything else leaves the Tracer unloaded. */
   tracing: 'DOCRELAY_TRACING',

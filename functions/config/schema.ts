@@ -474,6 +474,15 @@ export const IntegrationConfigSchema = z
       })
       .optional()
       .describe('Marks the integration `docrelay smoke` sends its test delivery to (the first one marked).'),
+    throttle: z
+      .strictObject({
+        rateLimit: z.number().min(0).max(10000).describe('Requests per second, steady state.'),
+        burstLimit: z.number().int('must be a whole number').min(0).max(5000).describe('Requests at once.'),
+      })
+      .optional()
+      .describe(
+        "AWS only: this integration's own API Gateway throttle on its webhook route; default the stack's throttle.",
+      ),
     documents: z
       .array(DocumentRuleSchema)
       .min(1, 'an integration needs at least one document rule')

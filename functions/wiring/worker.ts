@@ -25,6 +25,8 @@ export interface WorkerParts {
   readonly eventBridge?: EventBridgeClient;
   readonly events?: EventPublisher;
   readonly eventBusName?: string;
+  /** The deployment named in every EventBridge event. @default none */
+  readonly deployment?: string;
   readonly tableName: string;
   readonly queueUrl: string;
   readonly dlqUrl: string;
@@ -52,6 +54,7 @@ export function buildWorkerDeps(parts: WorkerParts): WorkerHandlerDeps {
     new EventBridgePublisher(
       parts.eventBridge ?? missing('an EventBridge client or an event publisher'),
       parts.eventBusName,
+      parts.deployment,
     );
   const worker: Omit<WorkerDeps, 'log'> = {
     config: parts.config,

@@ -1,11 +1,14 @@
 /**
- * The HTTP API: the webhook route (any method reaches the ingest, which answers anything but POST with a 405
- * problem, as the local API does) and the IAM-authorized read routes (a job, the
- * list of jobs, a delivery), on a throttled, access-logged stage.
+ * The HTTP API: one webhook route per configured integration (any method reaches the ingest, which answers
+ * anything but POST with a 405 problem, as the local API does), each with its own throttle, so a path of no
+ * integration is answered 404 by API Gateway without invoking anything and one noisy sender cannot use up
+ * another's limit; and the IAM-authorized read routes (a job, the list of jobs, a delivery), on an
+ * access-logged stage.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type CfnStage,
   DomainName,
   HttpApi,
   type HttpApiProps,
@@ -34,6 +37,9 @@ export interface HttpApiOptions {
   readonly apiName: string;
   readonly ingestFunction: IFunction;
   readonly jobsApiFunction: IFunction;
+  /** The integrations that take webhooks, each with its own throttle when the config gives one. */
+  readonly hooks: ReadonlyArray<{ readonly id: string; readonly throttle?: ThrottleSettings }>;
+  /** Every route's limits unless its integration gives its own. @default DEFAULT_THROTTLE */
   readonly throttle?: ThrottleSettings;
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy?: RemovalPolicy;
@@ -46,7 +52,8 @@ export interface DocRelayHttpApi {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly accessLogGroup: LogGroup;
-  readonly webhookRoute: HttpRoute;
+  /** `ANY /v1/hooks/<id>`, by integration id. */
+  readonly webhookRoutes: ReadonlyMap<string, HttpRoute>;
   readonly jobsRoute: HttpRoute;
   /** `GET /v1/jobs` (IAM-authorized): jobs newest first. */
   readonly jobListRoute: HttpRoute;
@@ -101,13 +108,15 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
     retention: options.logRetention,
     ...(options.logRemovalPolicy === undefined ? {} : { removalPolicy: options.logRemovalPolicy }),
   });
+  const throttle = {
+    rateLimit: options.throttle?.rateLimit ?? DEFAULT_THROTTLE.rateLimit,
+    burstLimit: options.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
+  };
   const stage = api.addStage('DefaultStage', {
     stageName: '$default',
     autoDeploy: true,
-    throttle: {
-      rateLimit: options.throttle?.rateLimit ?? DEFAULT_THROTTLE.rateLimit,
-      burstLimit: options.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
-    },
+    // The default route settings: each route gets these limits of its own (API Gateway keeps one bucket per route).
+    throttle,
     accessLogSettings: { destination: new LogGroupLogDestination(accessLogGroup), format: ACCESS_LOG_FORMAT },
     ...(domainName === undefined ? {} : { domainMapping: { domainName } }),
   });
@@ -120,11 +129,32 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
       ),
     });
   }
-  const [webhookRoute] = api.addRoutes({
-    path: '/v1/hooks/{integrationId}',
-    methods: [HttpMethod.ANY],
-    integration: new HttpLambdaIntegration('IngestIntegration', options.ingestFunction),
-  }) as [HttpRoute];
+  // One invoke permission for the API, not one per route: a config may hold many integrations, and the
+  // function's resource policy has a size limit. Only the webhook routes use this integration.
+  const ingestIntegration = new HttpLambdaIntegration('IngestIntegration', options.ingestFunction, {
+    scopePermissionToRoute: false,
+  });
+  const webhookRoutes = new Map<string, HttpRoute>();
+  const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+  for (const hook of options.hooks) {
+    const [route] = api.addRoutes({
+      path: `/v1/hooks/${hook.id}`,
+      methods: [HttpMethod.ANY],
+      integration: ingestIntegration,
+    }) as [HttpRoute];
+    webhookRoutes.set(hook.id, route);
+    routeSettings[`ANY /v1/hooks/${hook.id}`] = {
+      ThrottlingRateLimit: hook.throttle?.rateLimit ?? throttle.rateLimit,
+      ThrottlingBurstLimit: hook.throttle?.burstLimit ?? throttle.burstLimit,
+    };
+    acknowledgeOpenRoute(route);
+  }
+  // HttpStage has no per-route settings; the routes are created in this template, so they exist first.
+  const cfnStage = stage.node.defaultChild as CfnStage;
+  if (options.hooks.length > 0) {
+    cfnStage.routeSettings = routeSettings;
+    for (const route of webhookRoutes.values()) stage.node.addDependency(route);
+  }
   // One integration and IAM on every read route: a job, the list of jobs, a delivery with its jobs.
   const jobsIntegration = new HttpLambdaIntegration('JobsIntegration', options.jobsApiFunction);
   const readRoute = (path: string): HttpRoute =>
@@ -139,21 +169,25 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
   const jobsRoute = readRoute('/v1/jobs/{jobId}');
   const jobListRoute = readRoute('/v1/jobs');
   const deliveryRoute = readRoute('/v1/deliveries/{deliveryId}');
-  acknowledge(
-    webhookRoute,
-    'AwsSolutions-APIG4',
-    'Webhook senders (GitHub, Stripe, …) cannot sign with IAM or obtain tokens, so the ingest function authenticates each delivery itself, before parsing it, by its integration’s verify.scheme: a signature over what the sender signs (the raw body for most schemes), an HMAC with the shared secret compared in constant time or a public-key signature (ed25519, SNS’s certificate) checked with the sender’s key; or, with scheme token, a shared secret in a header compared in constant time (the body is not signed); or nothing at all with scheme none, which the configuration accepts only with allowUnsigned: true, leaving that integration’s URL open to anyone. Unknown integrations answer 404. The stage is throttled.',
-  );
   const endpoint = options.domain === undefined ? api.apiEndpoint : `https://${options.domain.domainName}`;
   return {
     api,
     stage,
     accessLogGroup,
-    webhookRoute,
+    webhookRoutes,
     jobsRoute,
     jobListRoute,
     deliveryRoute,
     endpoint,
     ...(domainName === undefined ? {} : { domainName }),
   };
+}
+
+/** Webhook routes take no IAM or token authorizer: the ingest authenticates each delivery itself. */
+function acknowledgeOpenRoute(route: HttpRoute): void {
+  acknowledge(
+    route,
+    'AwsSolutions-APIG4',
+    'Webhook senders (GitHub, Stripe, …) cannot sign with IAM or obtain tokens, so the ingest function authenticates each delivery itself, before parsing it, by its integration’s verify.scheme: a signature over what the sender signs (the raw body for most schemes), an HMAC with the shared secret compared in constant time or a public-key signature (ed25519, SNS’s certificate) checked with the sender’s key; or, with scheme token, a shared secret in a header compared in constant time (the body is not signed); or nothing at all with scheme none, which the configuration accepts only with allowUnsigned: true, leaving that integration’s URL open to anyone. Only configured integrations have a route (API Gateway answers 404 to any other path), and each route has its own throttle.',
+  );
 }

@@ -6,7 +6,7 @@ import { Annotations, Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import type { IDestination } from 'aws-cdk-lib/aws-lambda';
+import { type IDestination, RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -217,7 +217,7 @@ export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOption
 
 /**
  * The worker's reserved concurrency. SQS event sources cap concurrency from 2 up, so a `service.maxConcurrency`
- * of 1 is enforced by reserving 1 for the worker instead (the caller's own reservation, if any, must be 1).
+ * of 1 is enforced by reserving 1 for the worker as well (the caller's own reservation, if any, must be 1).
  * Throws a located ConfigError, which the CDK app prints without a stack trace, when the two disagree.
  */
 function workerReservedConcurrency(wiring: FunctionWiring, size: FunctionOptions): number | undefined {
@@ -236,8 +236,8 @@ function workerReservedConcurrency(wiring: FunctionWiring, size: FunctionOptions
 /**
  * Synth warnings of worker settings that synthesize but can lose time or jobs. A job may take a service request
  * and a retry (2 × service.timeoutSeconds), and a batch runs its jobs one after another, so the timeout must
- * cover batchSize of them. Reserved concurrency below the event source's cap gets messages received and
- * throttled, and every such receive counts toward maxReceiveCount.
+ * cover batchSize of them. Reserved concurrency below service.maxConcurrency caps the event source (and so the
+ * generations in flight) below what the config asks for.
  */
 function warnOfWorkerLimits(
   wiring: FunctionWiring,
@@ -263,9 +263,18 @@ function warnOfWorkerLimits(
   if (reserved !== undefined && maxConcurrency >= MIN_ESM_MAX_CONCURRENCY && reserved < maxConcurrency) {
     Annotations.of(wiring.scope).addWarningV2(
       'docrelay:workerReservedConcurrency',
-      `functions.worker.reservedConcurrentExecutions (${reserved}) is below service.maxConcurrency (${maxConcurrency}): the event source receives messages the worker is throttled on, each receive counts toward maxReceiveCount, and jobs can be dead-lettered; set reservedConcurrentExecutions to at least ${maxConcurrency} or lower service.maxConcurrency to ${Math.max(reserved, 1)}`,
+      `functions.worker.reservedConcurrentExecutions (${reserved}) is below service.maxConcurrency (${maxConcurrency}): the event source is capped at ${eventSourceConcurrency(maxConcurrency, reserved)} so its receives are not throttled, and at most that many documents are generated at once; set reservedConcurrentExecutions to at least ${maxConcurrency} or lower service.maxConcurrency to ${Math.max(reserved, 1)}`,
     );
   }
+}
+
+/**
+ * The event source's MaximumConcurrency: service.maxConcurrency, never above the worker's reserved concurrency
+ * (more would have the pollers receive messages Lambda then throttles), and never below SQS's floor of 2. Only
+ * a reservation of 1 sits under that floor: its throttled receives are absorbed by the queue's redrive headroom.
+ */
+export function eventSourceConcurrency(maxConcurrency: number, reserved: number | undefined): number {
+  return Math.max(MIN_ESM_MAX_CONCURRENCY, Math.min(maxConcurrency, reserved ?? maxConcurrency));
 }
 
 /** Inputs of the worker beyond the shared wiring. */
@@ -293,13 +302,17 @@ export function buildWorkerFunction(
     'worker',
     { ...size, ...(reserved === undefined ? {} : { reservedConcurrentExecutions: reserved }) },
     'docrelay: generates documents and stores them in S3',
+    // A retry or an outage carry-over sends the job's next message to the queue that invokes the worker:
+    // Lambda would see SQS → worker → SQS and drop the message after ~16 hops. The job's attempts cap and
+    // outage budget bound that chain instead (docs/reliability.md, "Lambda's recursive loop detection").
+    { recursiveLoop: RecursiveLoop.ALLOW },
   );
   fn.addEventSource(
     new SqsEventSource(wiring.queue, {
       batchSize: options.batchSize,
       reportBatchItemFailures: true,
       // The worker runs one generation at a time per invocation, so this caps generations in flight.
-      ...(maxConcurrency >= MIN_ESM_MAX_CONCURRENCY ? { maxConcurrency } : {}),
+      maxConcurrency: eventSourceConcurrency(maxConcurrency, reserved),
     }),
   );
   warnOfWorkerLimits(wiring, size, options.batchSize, reserved);

@@ -8,10 +8,19 @@ import { acknowledge } from './nag';
 /** How long a dead letter is kept: SQS's maximum, time for a person to look. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
+/**
+ * Receives the jobs queue allows beyond the worker's own cap (`maxReceiveCount`) before SQS dead-letters a
+ * message. A receive Lambda throttles counts too (the SQS trigger starts with five pollers), so with no headroom
+ * a job could reach the dead-letter queue without ever running; the worker itself fails or carries on a job at
+ * its cap, so SQS's redrive only catches messages the worker never settled (docs/operations.md).
+ */
+export const THROTTLED_RECEIVE_HEADROOM = 16;
+
 /** Inputs of `buildJobQueues`. */
 export interface JobQueuesOptions {
   /** The visibility timeout of the jobs queue (also a job's lease). */
   readonly visibilityTimeout: Duration;
+  /** The worker's receive cap; SQS's redrive allows THROTTLED_RECEIVE_HEADROOM more. */
   readonly maxReceiveCount: number;
   readonly queueProps?: Partial<QueueProps>;
   readonly deadLetterQueueProps?: Partial<QueueProps>;
@@ -25,7 +34,7 @@ export interface JobQueues {
   readonly deadLetterQueue: Queue;
 }
 
-/** Creates the jobs dead-letter queue, then the jobs queue that redrives into it after `maxReceiveCount`. */
+/** Creates the jobs dead-letter queue, then the jobs queue that redrives into it after `maxReceiveCount` + headroom. */
 export function buildJobQueues(scope: Construct, options: JobQueuesOptions): JobQueues {
   const key = options.encryptionKey;
   const encryption =
@@ -44,7 +53,10 @@ export function buildJobQueues(scope: Construct, options: JobQueuesOptions): Job
     ...encryption,
     enforceSSL: true,
     visibilityTimeout: options.visibilityTimeout,
-    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: options.maxReceiveCount },
+    deadLetterQueue: {
+      queue: deadLetterQueue,
+      maxReceiveCount: Math.min(1000, options.maxReceiveCount + THROTTLED_RECEIVE_HEADROOM),
+    },
     removalPolicy: options.removalPolicy,
   });
   return { queue, deadLetterQueue };

@@ -63,8 +63,8 @@ export interface ConfigSecretsOptions {
   readonly create: boolean;
   /** Secrets given as constructs, by the name the config gives them; they win over `create` and imports. */
   readonly given?: Readonly<Record<string, ISecret>>;
-  /** The physical name of a created secret (prefixed per deployment). */
-  readonly createdName: (logicalName: string) => string;
+  /** The Secrets Manager name of an imported or created secret (prefixed per deployment unless shared). */
+  readonly physicalName: (logicalName: string) => string;
   readonly encryptionKey?: IKey;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -108,14 +108,15 @@ export function buildConfigSecrets(scope: Construct, options: ConfigSecretsOptio
       physicalNames.set(name, physical);
       continue;
     }
+    // Prefixed per deployment, so two deployments in one account never read or write one secret; the bundled
+    // config names it by this name, and the grants match it alone.
+    const secretName = options.physicalName(name);
     if (!options.create) {
-      byName.set(name, Secret.fromSecretNameV2(secretsScope, id, name));
-      physicalNames.set(name, name);
+      byName.set(name, Secret.fromSecretNameV2(secretsScope, id, secretName));
+      physicalNames.set(name, secretName);
       continue;
     }
-    const secretName = options.createdName(name);
     const secret = new Secret(secretsScope, id, {
-      // Prefixed per deployment, so two deployments in one account never collide; the bundled config names it.
       secretName,
       description: `docrelay: ${name === names.apiKey ? 'Document Generation Service API key' : 'webhook signing secret'}; replace the random placeholder with the real value`,
       // A random placeholder, never a guessable one: until it is set, nothing can sign a valid webhook.

@@ -70,3 +70,42 @@ export function roleActions(template: Template, roleLogicalId: string): string[]
   }
   return [...actions].sort();
 }
+
+/** A policy resource as text: `Fn::Join` flattened, `{ Ref: X }` as `<X>`, `Fn::GetAtt` as `<X.Attr>`. */
+export function resourceText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const node = value as Record<string, unknown>;
+  if (typeof node.Ref === 'string') return `<${node.Ref}>`;
+  const getAtt = node['Fn::GetAtt'] as [string, string] | undefined;
+  if (getAtt !== undefined) return `<${getAtt[0]}.${getAtt[1]}>`;
+  const join = node['Fn::Join'] as [string, unknown[]] | undefined;
+  if (join !== undefined) return join[1].map(resourceText).join(join[0]);
+  return JSON.stringify(value);
+}
+
+/**
+ * Every `action resource` pair a role's policies allow (resources as `resourceText`), sorted; only actions
+ * starting with `prefix` (e.g. `secretsmanager:`) when given. Throws when no policy names the role.
+ */
+export function roleGrants(template: Template, roleLogicalId: string, prefix = ''): string[] {
+  const pairs = new Set<string>();
+  let policies = 0;
+  for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+    const roles = (policy.Properties.Roles ?? []) as Array<{ Ref?: string }>;
+    if (!roles.some((role) => role.Ref === roleLogicalId)) continue;
+    policies += 1;
+    for (const statement of policy.Properties.PolicyDocument.Statement as Array<{
+      Action: string | string[];
+      Resource: unknown;
+      Effect: string;
+    }>) {
+      if (statement.Effect !== 'Allow') continue;
+      for (const action of [statement.Action].flat()) {
+        if (!action.startsWith(prefix)) continue;
+        for (const resource of [statement.Resource].flat()) pairs.add(`${action} ${resourceText(resource)}`);
+      }
+    }
+  }
+  if (policies === 0) throw new Error(`no IAM policy names role ${roleLogicalId}`);
+  return [...pairs].sort();
+}

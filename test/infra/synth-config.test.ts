@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ConfigError } from '../../functions/config/errors';
 import { parseConfig } from '../../functions/config/load';
+import { runtimeConfig } from '../../lib/builders/secrets';
 import { addDocRelayStack } from '../../lib/docrelay-app';
 import { BUNDLED_CONFIG_FILE, besideBundleCommands, docrelayBundling } from '../../lib/docrelay-function';
 import { FIXTURE_CONFIG, fixtureConfig, ROOT, synthStack, testApp } from './support';
@@ -74,7 +75,9 @@ describe('the configuration at synth', () => {
     const { stack } = synthStack();
     const relay = stack.docRelay;
     const written = readFileSync(relay.configFile, 'utf8');
-    expect(parseConfig(written, 'bundled').config).toEqual(relay.config);
+    // The same config, each secret named by the name the functions read it under (the deployment's prefix).
+    expect(parseConfig(written, 'bundled').config).toEqual(runtimeConfig(relay.config, relay.secretNames));
+    expect(relay.secretNames.get('test/stripe-webhook')).toBe('Test/test/stripe-webhook');
     expect(relay.config).toEqual(parseConfig(readFileSync(FIXTURE_CONFIG, 'utf8'), 'fixture').config);
     // Copied beside the bundle after esbuild ran: never through the 4 KB environment.
     const hooks = docrelayBundling(relay.configFile).commandHooks!;

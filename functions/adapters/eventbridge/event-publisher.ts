@@ -2,11 +2,15 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { type DocrelayEventType, EVENT_SOURCE, type EventPublisher } from '../../ports/event-publisher';
 
-/** Publishes to an EventBridge bus (the default bus when none is named). */
+/**
+ * Publishes to an EventBridge bus (the default bus when none is named). With a deployment name, every event's
+ * detail says which deployment sent it (`deployment`), so consumers of a bus shared by stages tell them apart.
+ */
 export class EventBridgePublisher implements EventPublisher {
   constructor(
     private readonly client: EventBridgeClient,
     private readonly busName?: string,
+    private readonly deployment?: string,
   ) {}
 
   async publish(detailType: DocrelayEventType, detail: Record<string, unknown>): Promise<void> {
@@ -16,7 +20,9 @@ export class EventBridgePublisher implements EventPublisher {
           {
             Source: EVENT_SOURCE,
             DetailType: detailType,
-            Detail: JSON.stringify(detail),
+            Detail: JSON.stringify(
+              this.deployment === undefined ? detail : { ...detail, deployment: this.deployment },
+            ),
             ...(this.busName === undefined ? {} : { EventBusName: this.busName }),
           },
         ],

@@ -9,13 +9,15 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { type Observability, traced } from '../../commons/observability';
 import { acceptWebhook, answerHandshake, type IngestDeps, webhookMethods } from '../../core/accept-delivery';
 import { readApiRequest } from '../../http/api-event';
+import { hookIntegrationId } from '../../http/hook-route';
 import { jsonResponse, ProblemError } from '../../http/problem';
 import { problemErrors } from '../../http/problem-middleware';
 import { recordAccepted } from '../record-accepted';
 
 const integrationOf = (event: unknown): Record<string, unknown> => {
-  const id = (event as APIGatewayProxyEventV2 | undefined)?.pathParameters?.integrationId;
-  return id === undefined ? {} : { integration: id };
+  const id =
+    typeof event === 'object' && event !== null ? hookIntegrationId(event as APIGatewayProxyEventV2) : '';
+  return id === '' ? {} : { integration: id };
 };
 
 /** Builds the ingest handler (the Lambda entry and the local stack call this alike). */
@@ -23,7 +25,7 @@ export function makeIngestHandler(deps: IngestDeps, observability: Observability
   const { logger, metrics } = observability;
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const request = readApiRequest(event);
-    const integrationId = request.pathParameters.integrationId ?? '';
+    const integrationId = hookIntegrationId(event);
     const methods = webhookMethods(deps, integrationId);
     if (!methods.includes(request.method)) {
       const detail = methods.length === 1 ? 'Webhooks are sent with POST.' : `Use ${methods.join(' or ')}.`;

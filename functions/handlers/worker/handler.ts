@@ -21,6 +21,7 @@ export const handler = makeWorkerHandler(
     s3: createS3Client(),
     eventBridge: createEventBridgeClient(),
     ...(settings.eventBusName === undefined ? {} : { eventBusName: settings.eventBusName }),
+    ...(settings.deployment === undefined ? {} : { deployment: settings.deployment }),
     tableName: settings.tableName,
     queueUrl: settings.queueUrl,
     dlqUrl: settings.dlqUrl,

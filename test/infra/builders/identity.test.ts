@@ -18,6 +18,7 @@ function identityOf(template: Template): string[] {
     const env = fn.Properties.Environment.Variables;
     names.push(env.POWERTOOLS_METRICS_NAMESPACE, env.POWERTOOLS_SERVICE_NAME);
   }
+  expect(names.length).toBeGreaterThan(0);
   const dashboard = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]);
   names.push(...[...dashboard.matchAll(/docrelay\/[A-Za-z0-9-]+/g)].map((match) => match[0]));
   return [...new Set(names)];

@@ -75,6 +75,7 @@ describe('readLambdaSettings', () => {
       dlqUrl: 'https://sqs/dlq',
       bucket: 'documents',
       eventBusName: undefined,
+      deployment: undefined,
       sealingSecretName: 'docrelay/sealing-key',
       maxReceiveCount: 8,
       leaseSeconds: 900,
@@ -90,6 +91,7 @@ describe('readLambdaSettings', () => {
         ...required,
         [LAMBDA_ENV.configPath]: '/opt/config.json',
         [LAMBDA_ENV.eventBusName]: 'bus',
+        [LAMBDA_ENV.deployment]: 'DocRelay-prod',
         [LAMBDA_ENV.sealingSecretName]: 'prod/sealing',
         [LAMBDA_ENV.maxReceiveCount]: '5',
         [LAMBDA_ENV.leaseSeconds]: '120',
@@ -100,6 +102,7 @@ describe('readLambdaSettings', () => {
     ).toMatchObject({
       configPath: '/opt/config.json',
       eventBusName: 'bus',
+      deployment: 'DocRelay-prod',
       sealingSecretName: 'prod/sealing',
       maxReceiveCount: 5,
       leaseSeconds: 120,

@@ -94,6 +94,23 @@ describe('parseConfig on valid configurations', () => {
     ).toBe('http://localhost:4010');
   });
 
+  it('takes an integration’s own API throttle (AWS), and refuses one out of bounds', () => {
+    const withThrottle = (throttle: string) =>
+      base.replace('    documents:', `    throttle: ${throttle}\n    documents:`);
+    expect(
+      parseConfig(withThrottle('{ rateLimit: 2.5, burstLimit: 5 }')).config.integrations[0]?.throttle,
+    ).toEqual({
+      rateLimit: 2.5,
+      burstLimit: 5,
+    });
+    expect(problemsOf(withThrottle('{ rateLimit: 5, burstLimit: 1.5 }')).map((p) => p.path)).toEqual([
+      'integrations[0].throttle.burstLimit',
+    ]);
+    expect(problemsOf(withThrottle('{ rateLimit: -1, burstLimit: 5 }')).map((p) => p.path)).toEqual([
+      'integrations[0].throttle.rateLimit',
+    ]);
+  });
+
   it('compiles every expression with its config path', () => {
     const loaded = parseConfig(base.replace('documents:', 'deliveryId: "$headers.`x-id`"\n    documents:'));
     const integration = loaded.integrations.get('shop')!;

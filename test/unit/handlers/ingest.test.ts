@@ -54,6 +54,20 @@ describe('ingest handler', () => {
     ]);
   });
 
+  it('on AWS, takes the integration from its own route (ANY /v1/hooks/<id>, no path parameter)', async () => {
+    const { bench, invoke } = setup();
+    const signed = signedWebhook('notes', invoice);
+    const event = apiEvent({
+      method: 'POST',
+      routeKey: 'ANY /v1/hooks/notes',
+      path: '/v1/hooks/notes',
+      headers: signed.headers,
+      body: signed.rawBody,
+    });
+    expect((await invoke(event)).statusCode).toBe(202);
+    expect(bench.queue.jobIds).toEqual(['job-1']);
+  });
+
   it('verifies a base64-encoded body over the bytes received', async () => {
     const { invoke } = setup();
     expect((await invoke(hook('notes', invoice, { base64: true }))).statusCode).toBe(202);

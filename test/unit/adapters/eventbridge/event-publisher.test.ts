@@ -27,6 +27,17 @@ describe('EventBridgePublisher', () => {
     });
   });
 
+  it('names the deployment that sent it in every event’s detail, when given one', async () => {
+    const { client, sent } = setup();
+    await new EventBridgePublisher(client, undefined, 'DocRelay-prod').publish('Document Stored', {
+      jobId: 'job-1',
+    });
+    expect(JSON.parse(String(inputOf<PutEventsCommandInput>(sent, 0).Entries?.[0]?.Detail))).toEqual({
+      jobId: 'job-1',
+      deployment: 'DocRelay-prod',
+    });
+  });
+
   it('puts on the default bus when none is named', async () => {
     const { client, sent } = setup();
     await new EventBridgePublisher(client).publish('Document Failed', { jobId: 'job-1' });
