@@ -8,7 +8,7 @@ import { DocgenClient, staticApiKey } from '../../functions/docgen/client';
 import { DocgenPayloadTooLargeError } from '../../functions/docgen/errors';
 import type { ServiceReadings } from '../../local/emulator/readings';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
-import { failure, readAll } from '../unit/docgen/fake-service';
+import { failure, readAll } from '../helpers/fake-service';
 
 const API_KEY = 'e2e-readings-key-3c9a1f07';
 

@@ -11,7 +11,7 @@
 import { parseConfig } from '../../../functions/config/load';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
 import { buildDocumentService } from '../../../functions/wiring/document-service';
-import { type FakeService, failure, startFakeService } from './fake-service';
+import { type FakeService, failure, startFakeService } from '../../helpers/fake-service';
 
 const KEY = 'security-download-key-0123456789';
 
