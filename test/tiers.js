@@ -18,7 +18,14 @@ const TIERS = [
   { name: 'infra', command: jestRun('infra'), limitS: 240, project: 'infra' },
   { name: 'aws', command: jestRun('aws'), limitS: 180, project: 'aws', optional: true },
   { name: 'e2e', command: jestRun('e2e'), limitS: 540, project: 'e2e' },
-  { name: 'soak', command: jestRun('soak'), limitS: 300, project: 'soak' },
+  // The soaks print their figures (test/e2e/helpers/reliability.ts, printSummary): repeated in the closing lines.
+  {
+    name: 'soak',
+    command: jestRun('soak'),
+    limitS: 300,
+    project: 'soak',
+    figures: /^\s*(soak[\w-]*: \w+=.*)$/,
+  },
 ];
 
 const COUNT = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/;
@@ -41,6 +48,14 @@ function tierCount(output, exitCode, timedOut) {
   const count = lastCount(output) ?? { passed: 0, failed: 0, skipped: 0 };
   const bad = timedOut || exitCode !== 0;
   return bad && count.failed === 0 ? { ...count, failed: count.failed + 1 } : count;
+}
+
+/** The lines of `output` that match `pattern`, as its first group captures them. */
+function figures(output, pattern) {
+  return output.split('\n').flatMap((line) => {
+    const match = pattern.exec(line);
+    return match ? [match[1]] : [];
+  });
 }
 
 /** Sums tier counts. */
@@ -132,13 +147,14 @@ async function main(names) {
     const line = `tier ${tier.name}: ${format(count)} (${seconds} s${note})`;
     lines.push(line);
     process.stdout.write(`${line}\n`);
+    if (tier.figures) lines.push(...figures(result.output, tier.figures).map((f) => `  ${f}`));
   }
   const sum = total(counts);
   process.stdout.write(`\n${lines.join('\n')}\ntotal: ${format(sum)}\n${format(sum)}\n`);
   return sum.failed > 0 ? 1 : 0;
 }
 
-module.exports = { lastCount, tierCount, total, format, TIERS };
+module.exports = { lastCount, tierCount, total, format, figures, TIERS };
 
 if (require.main === module) {
   main(process.argv.slice(2)).then((code) => {

@@ -9,6 +9,8 @@ const tiers = require('../../tiers') as {
   tierCount(output: string, exitCode: number, timedOut: boolean): Count;
   total(counts: readonly Count[]): Count;
   format(count: Count): string;
+  figures(output: string, pattern: RegExp): string[];
+  TIERS: ReadonlyArray<{ name: string; figures?: RegExp }>;
 };
 
 describe('the tier runner', () => {
@@ -38,5 +40,21 @@ describe('the tier runner', () => {
     ]);
     expect(tiers.format(sum)).toBe('1700 passed, 3 failed, 3 skipped');
     expect(tiers.format(tiers.total([]))).toBe('0 passed, 0 failed');
+  });
+
+  it("repeats the soaks' figures, as printSummary prints them through Jest's console", () => {
+    const soak = tiers.TIERS.find((tier) => tier.name === 'soak');
+    const output = [
+      '  console.log',
+      '    soak: deliveries=40 stored=38 failed=2 drainSecondsAfterRestart=4.2',
+      '',
+      '      at printSummary (test/e2e/helpers/reliability.ts:233:11)',
+      '    soak-crash: deliveries=30 createCalls=41',
+      'a soak: not=this line',
+    ].join('\n');
+    expect(tiers.figures(output, soak?.figures as RegExp)).toEqual([
+      'soak: deliveries=40 stored=38 failed=2 drainSecondsAfterRestart=4.2',
+      'soak-crash: deliveries=30 createCalls=41',
+    ]);
   });
 });
