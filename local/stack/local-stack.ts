@@ -14,24 +14,17 @@ import type { LoadedConfig } from '../../functions/config/compile';
 import { loadConfigFile } from '../../functions/config/load';
 import { reconcile, releaseAbandonedLeases } from '../../functions/core/reconcile';
 import { DocgenClient } from '../../functions/docgen/client';
-import { makeJobsApiHandler } from '../../functions/handlers/jobs-api/make-handler';
-import { buildDocumentService } from '../../functions/wiring/document-service';
-import { buildJobsApiDeps } from '../../functions/wiring/jobs-api';
 import { buildReconcilerDeps } from '../../functions/wiring/reconciler';
-import { consoleRoutes } from '../console/console-routes';
-import { sqsDeadLetters } from '../console/dead-letters';
 import type { EmulatorHandle } from '../emulator/server';
 import { lockDataDir, writeEndpoints } from '../state-files';
-import { type ApiHandler, publicUrlHosts, startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { configReloader, templateChecker, watchFile } from './config-reload';
 import { ensureConfigSecrets } from './config-secrets';
 import { wireIngest } from './ingest-wiring';
-import { localContext } from './lambda-context';
-import { lambdaEnvironments } from './lambda-environments';
 import type { LocalStack, LocalStackOptions } from './local-stack-types';
-import { LOCAL_SEALING_SECRET, localSecrets, startWorkerSide, type WorkerSettings } from './workers';
+import { startStackApi } from './stack-api';
+import { localSecrets, startWorkerSide, type WorkerSettings } from './workers';
 import { startSupervisedWorkersProcess, type WorkersProcess } from './workers-process';
 
 export { describeConfig } from './config-reload';
@@ -133,34 +126,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         downloadOrigins: config.config.service.downloadOrigins ?? [],
       }),
     });
-    const jobsApiDeps = buildJobsApiDeps({ ...tables, s3: clients.s3, bucket: aws.bucket });
-    const jobsApi = lambdaEnvironments(
-      () => makeJobsApiHandler(jobsApiDeps, createObservability('jobs-api', { logLevel })) as ApiHandler,
-    );
-
-    const api = await startApiServer(
-      {
-        ingest: (event, context) => wiring.ingest.invoke(event, context),
-        jobs: jobsApi.invoke,
-        health: () => ({ workers: workers.alive ? 'running' : 'restarting' }),
-        putEvent: (integrationId, event) =>
-          wiring.eventIngest.invoke({ integrationId, event }, localContext('event-ingest', 30_000)),
-        console: consoleRoutes({
-          jobs,
-          queue,
-          deadLetters: sqsDeadLetters(clients.sqs, aws.dlqUrl),
-          // The configuration the stack runs now (it is reloaded when the file changes).
-          get config() {
-            return wiring.config;
-          },
-          templates: buildDocumentService(config, secrets, { baseUrl: docgenUrl }).templates,
-          sealingSecret: () => secrets.get(LOCAL_SEALING_SECRET),
-          stackLabel: 'local',
-        }),
-        publicHosts: () => publicUrlHosts(wiring.config),
-      },
-      { port: settings.port, onRequest: line },
-    );
+    const api = await startStackApi({
+      wiring: () => wiring,
+      config,
+      secrets,
+      aws,
+      clients,
+      jobs,
+      queue,
+      docgenUrl,
+      workersAlive: () => workers.alive,
+      logLevel,
+      port: settings.port,
+      line,
+    });
     stops.push(() => api.close());
 
     // Stopped first (after the reconciler): batches in flight finish while the API and the emulators run. The
@@ -169,13 +148,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const reconcileNow = (before?: number) => reconcile(reconcilerDeps, before);
     await resumeOpenJobs(reconcileNow, jobs, deadLetters, settings.dataDir, line);
-    const interval = setInterval(() => {
-      reconcileNow().catch((error: unknown) =>
-        line(`reconciler error: ${error instanceof Error ? error.message : String(error)}`),
-      );
-    }, options.reconcileIntervalMs ?? 30_000);
-    interval.unref();
-    stops.push(async () => clearInterval(interval));
+    stops.push(reconcileEvery(options.reconcileIntervalMs ?? 30_000, reconcileNow, line));
 
     if (options.startWorkers ?? true) workers.startWorkers();
     await checkTemplates(config);
@@ -194,19 +167,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     if (options.watchConfig === true) stops.push(watchFile(settings.configPath, () => void reloadConfig()));
 
-    await writeEndpoints(settings.dataDir, {
-      api: api.url,
-      docgen: { baseUrl: docgenUrl },
-      aws: {
-        region: aws.region,
-        ...aws.endpoints,
-        bucket: aws.bucket,
-        queueUrl: aws.queueUrl,
-        dlqUrl: aws.dlqUrl,
-        table: aws.tableName,
-      },
-      pid: process.pid,
-    });
+    await writeStackEndpoints(settings.dataDir, api.url, docgenUrl, aws);
 
     return {
       url: api.url,
@@ -287,6 +248,43 @@ async function startWorkersHere(
 ): Promise<Workers> {
   const side = await startWorkerSide({ ...workerSettings, config, clients, onLine: line });
   return { ...side, alive: true, useConfig: async (loaded) => side.useConfig(loaded) };
+}
+
+/** Runs the reconciler every `intervalMs` (not keeping the process alive); returns the stop function. */
+function reconcileEvery(
+  intervalMs: number,
+  reconcileNow: () => Promise<unknown>,
+  line: (text: string) => void,
+): () => Promise<void> {
+  const interval = setInterval(() => {
+    reconcileNow().catch((error: unknown) =>
+      line(`reconciler error: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }, intervalMs);
+  interval.unref();
+  return async () => clearInterval(interval);
+}
+
+/** Writes where the stack's endpoints are (the CLI's commands read them). */
+async function writeStackEndpoints(
+  dataDir: string,
+  api: string,
+  docgenUrl: string,
+  aws: AwsEmulators,
+): Promise<void> {
+  await writeEndpoints(dataDir, {
+    api,
+    docgen: { baseUrl: docgenUrl },
+    aws: {
+      region: aws.region,
+      ...aws.endpoints,
+      bucket: aws.bucket,
+      queueUrl: aws.queueUrl,
+      dlqUrl: aws.dlqUrl,
+      table: aws.tableName,
+    },
+    pid: process.pid,
+  });
 }
 
 /**
