@@ -42,7 +42,8 @@ function lastCount(output) {
 
 /**
  * A tier's count from how its command ended: a check (no count line) is 0 or 1 failed; a Jest run that ended
- * badly (a hang cut off, an open handle, a crash) counts one failure more than its tests did.
+ * badly (a hang cut off, a crash, a suite that failed to load) counts at least one failure, even when every
+ * test it reported passed.
  */
 function tierCount(output, exitCode, timedOut) {
   const count = lastCount(output) ?? { passed: 0, failed: 0, skipped: 0 };
