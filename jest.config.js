@@ -1,5 +1,8 @@
-// Four tiers, each its own Jest project: unit (no network), infra (CDK template assertions),
-// e2e (the local stack over real HTTP against the service emulator), aws (the synthesized bundles against moto).
+// The test tiers, each its own Jest project, run in this order by `npm test` (test/tiers.js):
+// unit: one module at a time, in process; some start loopback servers (a fake service, the API server), no
+//   other network. infra: CDK template assertions. e2e: the local stack over loopback HTTP against the
+//   service emulator. aws: the synthesized bundles against moto_server (started by the tier on loopback).
+//   soak: the two long e2e runs under faults and a crash, once per run, printing figures.
 /** ESM-only packages that Jest (CommonJS) must transform. */
 const esmPackages = ['@middy', 'fauxqs'];
 
@@ -20,13 +23,17 @@ const base = {
 /** @type {import('jest').Config} */
 module.exports = {
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
-  // A server a failed test left listening must not hold the run open after its summary (CI once waited
-  // out its whole time limit on one). Jest still names the leak ("Force exiting Jest…").
-  forceExit: true,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], slowTestThreshold: 30 },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/test/e2e/soak[^/]*\\.test\\.ts$'],
+      slowTestThreshold: 30,
+    },
+    { ...base, displayName: 'soak', testMatch: ['<rootDir>/test/e2e/soak*.test.ts'], slowTestThreshold: 120 },
     // The synthesized bundles against moto_server (test/aws/moto-server.ts starts it; CI has it on PATH).
     { ...base, displayName: 'aws', testMatch: ['<rootDir>/test/aws/**/*.test.ts'], slowTestThreshold: 60 },
   ],

@@ -238,11 +238,9 @@ const isLocalOnly = (path: string): boolean => path.startsWith('/_local/') || pa
 const WEBHOOK_PATH = /^\/v1\/hooks\/[^/]+$/;
 
 /**
- * Refuses what a web page in the developer's browser could send (issue 14 item 5): a Host that is not the
- * stack's own loopback address (DNS rebinding), a foreign Origin (a cross-site request), and, on local-only
- * routes, a POST that is not JSON (a CORS "simple" request needs no preflight; JSON does, and gets none).
- * `publicHosts` (the integrations' `publicUrl` hosts, a tunnel's) reach the webhook URLs only: those verify
- * every delivery, while the console and the jobs API are open on loopback and must stay there.
+ * Refuses what a web page in the developer's browser could send: a foreign Host (DNS rebinding) or Origin,
+ * and a non-JSON POST on local-only routes. `publicHosts` reach the webhook URLs only, which verify every
+ * delivery (docs/decisions.md, "The local API refuses what a browser page could send").
  */
 export function refuseForeign(
   request: { method: string; path: string; headers: IncomingMessage['headers'] },

@@ -193,11 +193,9 @@ export async function startSqsEmulator(): Promise<SqsEmulator> {
 }
 
 /**
- * s3rver writes a PUT's body straight into the object's file, so a request that dies midway (a copy aborted
- * because its download was truncated) leaves a truncated object in the bucket, which S3 never does: an
- * incomplete PUT stores nothing. Its store gets an all-or-nothing putObject instead: the body goes to a
- * temporary file beside the object (a name s3rver does not list) and replaces the object only once the whole
- * request body arrived.
+ * Makes s3rver's putObject all-or-nothing, as S3's is: the body goes to a temporary file beside the object (a
+ * name s3rver does not list) and replaces the object once the whole body arrived. s3rver's own wrote straight
+ * into the object, so an aborted copy left a truncated object.
  */
 function completePutsOnly(server: S3rver): void {
   const { store } = server;
@@ -276,12 +274,9 @@ const TABLE_DEFINITION = {
 const MAX_SCAN_PAGES = 10_000;
 
 /**
- * Writes every open item (a delivery or job the reconciler must find) back unchanged, so dynalite writes its
- * index entries again. dynalite writes an item's index entries (removing the old, then adding the new) and then
- * the item, each a LevelDB write of its own: a kill between them (the stack killed with SIGKILL, a power cut)
- * can leave an open job out of the open-jobs index, where the start-up reconciler, whose queue forgot every
- * message, would never find it. Runs before anything else uses the table. Items out of date in the index
- * instead (the index written, the item not) are harmless: the reconciler reads each item it lists.
+ * Writes every open item back unchanged, before anything else uses the table, so dynalite writes its index
+ * entries again: a kill between its index and item writes can leave an open job out of the open-jobs index,
+ * where the start-up reconciler would never find it (docs/decisions.md, "Re-indexing open items at start").
  */
 async function repairOpenIndex(ddb: DynamoDBClient): Promise<void> {
   let startKey: Record<string, AttributeValue> | undefined;
@@ -307,10 +302,8 @@ const TABLE_POLL_MS = 10;
 const TABLE_WAIT_MS = 30_000;
 
 /**
- * Waits until the table is ACTIVE with every index (after CreateTable) or gone (after DeleteTable). dynalite
- * answers CreateTable with the table CREATING and makes it ACTIVE a moment later (a timer, then a write):
- * until then every request on it answers "Requested resource not found", and a start-up that went straight
- * on failed now and then.
+ * Waits until the table is ACTIVE with every index (after CreateTable) or gone (after DeleteTable): dynalite
+ * makes a new table ACTIVE a moment after answering, and answers "not found" until then.
  */
 async function waitForTable(ddb: DynamoDBClient, state: 'active' | 'gone'): Promise<void> {
   const deadline = Date.now() + TABLE_WAIT_MS;

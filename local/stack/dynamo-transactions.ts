@@ -1,14 +1,8 @@
 /**
- * TransactWriteItems for the local DynamoDB: dynalite has no transactions, and the ingest records a delivery
- * with its jobs in one (functions/adapters/dynamodb/job-table.ts). This answers that operation in front of
- * dynalite, on the same port, with dynalite's own single-item operations: each write of the transaction in
- * order, holding its item's old image, and on the first that fails, the earlier ones undone in reverse and the
- * cancellation answered as DynamoDB answers it (TransactionCanceledException, one reason per item, the old
- * item when asked). Transactions run one at a time; the client request token makes a retry idempotent.
- *
- * Not emulated: isolation from single-item requests (a read between two of a transaction's writes can see
- * part of it; docrelay's transactions write new keys only), and reporting every failed condition rather than
- * the first. Every other operation goes to dynalite untouched.
+ * TransactWriteItems for the local DynamoDB, answered in front of dynalite (which has none) on the same port:
+ * each write in order with dynalite's single-item operations, the earlier ones undone on the first failure, the
+ * cancellation answered as DynamoDB does. Every other operation goes to dynalite untouched. What it does not
+ * emulate: docs/decisions.md, "TransactWriteItems in front of dynalite".
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -110,10 +104,8 @@ class OperationError extends Error {
 }
 
 /**
- * The front's own operations go straight to dynalite's request handler in this process, as the same JSON
- * requests the SDK would send over loopback, without the SDK's signing and serde or a socket on either end
- * (dynalite reads the request and answers the response objects only; it checks that a SigV4 header is there,
- * not its signature).
+ * The front's own operations, sent to dynalite's request handler in this process as the JSON the SDK would
+ * send, with no socket and no signing (dynalite checks that a SigV4 header is there, not its signature).
  */
 function inProcessCalls(
   dynalite: (request: IncomingMessage, response: ServerResponse) => void,

@@ -1,11 +1,7 @@
 /**
  * A function's execution environments in the local stack, kept as Lambda keeps them: each runs one invocation
- * at a time; an invocation takes an idle one (the most recently used first) or, when every one is busy, a new
- * one made by `create`. A Lambda handler may keep per-invocation state in objects it was built with, and
- * docrelay's do: Powertools' Metrics buffers an invocation's metrics until its end, and its Logger holds the
- * invocation's context and keys. One handler answering the local API's concurrent requests mixed them: one
- * request's end published (or, locally, dropped) another's metrics and Powertools warned "No application metrics
- * to publish" on the console for the other, and a request's log lines could carry another's request id.
+ * at a time, so per-invocation state in a handler (Powertools' Metrics and Logger) is never shared by two
+ * requests. Why: docs/decisions.md, "One Lambda execution environment per concurrent request".
  */
 import type { Context } from 'aws-lambda';
 

@@ -1,5 +1,5 @@
 /**
- * The pipeline and worker-CPU benchmarks (issue 17 items 4 and 5), smoke-sized, report their rows. Loopback
+ * The pipeline and worker-CPU benchmarks, smoke-sized, report their rows. Loopback
  * only; timings are never asserted.
  */
 import { type PipelineRun, pipelineRows, runPipelineIsolated } from '../../bench/pipeline';

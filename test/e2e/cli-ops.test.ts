@@ -18,6 +18,7 @@ import type { JobView } from '../../functions/core/job-view';
 import { type LocalStack, startLocalStack } from '../../local/stack/local-stack';
 import { runCli } from '../helpers/run-cli';
 import { rawText } from './helpers/raw-http';
+import { waitForJobs } from './helpers/settle';
 
 jest.setTimeout(60_000);
 
@@ -49,14 +50,12 @@ const cli = (argv: string[], env: Record<string, string> = {}) =>
 
 /** Polls the job record until its status is one of `statuses` (bounded). */
 async function waitForStatus(jobId: string, statuses: JobRecord['status'][], timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await stack.jobs.getJob(jobId);
-    if (job !== undefined && statuses.includes(job.status)) return job;
-    if (Date.now() > deadline)
-      throw new Error(`job ${jobId} is ${job?.status ?? 'missing'}, not ${statuses.join('|')}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
+  const [job] = await waitForJobs((id) => stack.jobs.getJob(id), [jobId], {
+    statuses,
+    timeoutMs,
+    intervalMs: 100,
+  });
+  return job as JobRecord;
 }
 
 /** Sends a sample through `docrelay send`; returns the job ids of the 202 answer. */

@@ -2,7 +2,7 @@
  * The web console in a real browser (Debian's chromium driven by playwright-core) against the local stack
  * over loopback: a webhook's job appears and turns `stored` without a reload; the job page shows its file with
  * size, SHA-256 and a download link, and the data mapped again from the sealed payload; the playground maps a
- * pasted payload. The local API's own guards (issue 14 item 5) are checked over raw HTTP: a foreign Host, a
+ * pasted payload. The local API's own guards are checked over raw HTTP: a foreign Host, a
  * cross-origin POST and a text/plain POST to the local events route are refused and create nothing.
  *
  * Set DOCRELAY_CONSOLE_SCREENSHOT to a path to save a screenshot of the console there (docs/images/console.png).

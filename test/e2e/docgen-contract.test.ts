@@ -8,7 +8,7 @@ import { inspect } from 'node:util';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../functions/docgen/client';
 import type { RetryInfo } from '../../functions/docgen/retry';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
-import { failure, readAll } from '../unit/docgen/fake-service';
+import { failure, readAll } from '../helpers/fake-service';
 
 const API_KEY = 'e2e-contract-key-5b7c1d9e';
 const EXTRA_TEMPLATES = 450;

@@ -1,5 +1,5 @@
 /**
- * The client against the emulator in each reading of the interface page's ambiguities (issue 16): create
+ * The client against the emulator in each reading of the interface page's ambiguities: create
  * answered 201 or 200, the link spelled `@api.downloadUrl` or `@api.downloadURL`, the 413 worded "Request
  * entity too large" or "Payload too large"; the readings switched at start and through the admin API; an
  * ambiguous create (made, then answered 503); and the template that uses every property type.
@@ -8,7 +8,7 @@ import { DocgenClient, staticApiKey } from '../../functions/docgen/client';
 import { DocgenPayloadTooLargeError } from '../../functions/docgen/errors';
 import type { ServiceReadings } from '../../local/emulator/readings';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
-import { failure, readAll } from '../unit/docgen/fake-service';
+import { failure, readAll } from '../helpers/fake-service';
 
 const API_KEY = 'e2e-readings-key-3c9a1f07';
 

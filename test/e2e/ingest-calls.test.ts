@@ -1,5 +1,5 @@
 /**
- * The acknowledgement's cost in AWS calls, on the local stack's real SDK clients (issue 17): a new delivery is
+ * The acknowledgement's cost in AWS calls, on the local stack's real SDK clients: a new delivery is
  * one TransactWriteItems (the delivery, its content key and its jobs) and one SendMessageBatch before the 202;
  * its duplicate, by id or by content, sends nothing. The workers are off, so every call seen is the ingest's.
  */

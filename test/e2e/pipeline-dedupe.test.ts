@@ -2,8 +2,9 @@
  * Deduplication end to end: a delivery sent again (as senders do when an answer is lost), one after the other
  * or several at once, makes one set of jobs and exactly one document per job.
  */
+
+import { waitForQueueDrained } from './helpers/settle';
 import { readSample, startTestStack, type TestStack } from './helpers/stack';
-import { waitUntil } from './helpers/wait';
 import { signStandardWebhooks } from './helpers/webhooks';
 
 jest.setTimeout(60_000);
@@ -32,15 +33,7 @@ const distinct = (label: string): Buffer =>
   Buffer.from(JSON.stringify({ ...(JSON.parse(release.toString('utf8')) as object), test: label }));
 
 /** Waits until no job message is left anywhere in the queue (so no late duplicate can still run). */
-const queueDrained = () =>
-  waitUntil(
-    'the jobs queue to drain',
-    async () => {
-      const counts = await t.queueCounts();
-      return counts.visible + counts.inFlight + counts.delayed === 0 ? counts : undefined;
-    },
-    { describe: async () => JSON.stringify(await t.queueCounts()) },
-  );
+const queueDrained = () => waitForQueueDrained(t);
 
 describe('a delivery received more than once', () => {
   it('answers a redelivery 200 duplicate with the same jobs, and generates one document per job', async () => {

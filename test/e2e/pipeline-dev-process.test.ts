@@ -11,8 +11,8 @@ import mammoth from 'mammoth';
 import type { JobView } from '../../functions/core/job-view';
 import { LOCAL_CREDENTIALS } from '../../local/stack/aws-emulators';
 import { type DevProcess, startDevProcess } from './helpers/dev-process';
+import { waitForJobs } from './helpers/settle';
 import { type HookBody, readSample, sha256 } from './helpers/stack';
-import { waitUntil } from './helpers/wait';
 import { signGithub } from './helpers/webhooks';
 
 jest.setTimeout(60_000);
@@ -42,15 +42,12 @@ it('turns a signed sample webhook into a .docx in the local S3, then stops clean
   const answer = (await response.json()) as HookBody;
   expect(response.status).toBe(202);
   const jobId = answer.jobs.find((job) => job.rule === 'release-notes')?.jobId as string;
-  const view = await waitUntil(
-    `job ${jobId} to be stored`,
-    async () => {
-      const job = (await (await fetch(`${dev?.url}/v1/jobs/${jobId}`)).json()) as JobView;
-      if (job.status === 'failed') throw new Error(`job failed: ${JSON.stringify(job.error)}`);
-      return job.status === 'stored' ? job : undefined;
-    },
-    { describe: () => dev?.output() ?? '' },
-  );
+  const [view] = (await waitForJobs(
+    async (id) => (await (await fetch(`${dev?.url}/v1/jobs/${id}`)).json()) as JobView,
+    [jobId],
+    { describe: (jobs) => `${JSON.stringify(jobs)}; output: ${dev?.output() ?? ''}` },
+  )) as [JobView];
+  expect({ status: view.status, error: view.error }).toEqual({ status: 'stored', error: undefined });
 
   const aws = dev.endpoints.aws;
   expect(aws?.s3).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -5,6 +5,7 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { waitForQueueDrained } from './helpers/settle';
 import { startTestStack, type TestStack } from './helpers/stack';
 import { waitUntil } from './helpers/wait';
 import { signStandardWebhooks } from './helpers/webhooks';
@@ -62,10 +63,7 @@ it('keeps the message of a stored job whose event failed, and publishes the even
     });
     expect(events.map((event) => event['detail-type'])).toEqual(['Document Stored']);
     // The message went with it: nothing left to publish again.
-    await waitUntil('the queue to be empty', async () => {
-      const counts = await t.queueCounts();
-      return counts.inFlight + counts.visible + counts.delayed === 0 ? true : undefined;
-    });
+    await waitForQueueDrained(t);
     expect(await eventsOf(jobId)).toHaveLength(1);
     expect(t.lines.some((line) => line.includes(jobId) && line.includes('failed'))).toBe(false);
   } finally {

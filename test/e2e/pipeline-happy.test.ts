@@ -6,8 +6,8 @@
 import mammoth from 'mammoth';
 import type { JobView } from '../../functions/core/job-view';
 import type { CreatedDocumentRecord } from '../../local/emulator/stats';
+import { waitForQueueDrained } from './helpers/settle';
 import { readSample, sha256, startTestStack, type TestStack } from './helpers/stack';
-import { waitUntil } from './helpers/wait';
 import { signGithub, signShopify, signStandardWebhooks, signStripe } from './helpers/webhooks';
 
 jest.setTimeout(60_000);
@@ -26,10 +26,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   // Each test starts from an idle stack: no message of an earlier test still on its way out.
-  await waitUntil('an empty jobs queue', async () => {
-    const counts = await t.queueCounts();
-    return counts.visible + counts.inFlight + counts.delayed === 0 ? true : undefined;
-  });
+  await waitForQueueDrained(t);
   t.emulator.resetStats();
 });
 

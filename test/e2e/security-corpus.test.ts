@@ -30,6 +30,7 @@ import {
   signTokenBody,
   startSecurityStack,
 } from './helpers/security-harness';
+import { waitForJobs } from './helpers/settle';
 
 jest.setTimeout(60_000);
 
@@ -917,19 +918,17 @@ describe('inputs handled harmlessly: accepted only when validly signed, prototyp
   it('the worker maps and stores those jobs without polluting any prototype', async () => {
     expect(accepted.length).toBeGreaterThanOrEqual(6);
     t.stack.startWorkers();
-    const deadline = Date.now() + 30_000;
-    const statuses = new Map<string, string>();
-    while (Date.now() < deadline && statuses.size < accepted.length) {
-      for (const jobId of accepted) {
-        if (statuses.has(jobId)) continue;
-        const view = await rawRequest(t.url, { method: 'GET', path: `/v1/jobs/${jobId}` });
-        const status = (JSON.parse(view.text) as { status?: string }).status ?? '';
-        if (status === 'stored' || status === 'failed') statuses.set(jobId, status);
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await t.stack.stopWorkers();
-    expect(Object.fromEntries(statuses)).toEqual(Object.fromEntries(accepted.map((id) => [id, 'stored'])));
+    const views = await waitForJobs(
+      async (jobId) =>
+        JSON.parse((await rawRequest(t.url, { method: 'GET', path: `/v1/jobs/${jobId}` })).text) as {
+          status: string;
+        },
+      accepted,
+      { intervalMs: 200 },
+    ).finally(() => t.stack.stopWorkers());
+    expect(Object.fromEntries(accepted.map((id, i) => [id, views[i]?.status]))).toEqual(
+      Object.fromEntries(accepted.map((id) => [id, 'stored'])),
+    );
     expect(prototypeShape(Object.prototype)).toEqual(shapeBefore.inner);
     expect(prototypeShape(outerObjectPrototype)).toEqual(shapeBefore.outer);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

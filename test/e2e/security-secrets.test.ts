@@ -44,6 +44,7 @@ import {
   signTokenBody,
 } from './helpers/security-harness';
 import { type RecordingProxy, startRecordingProxy } from './helpers/security-proxy';
+import { waitForJobs } from './helpers/settle';
 
 jest.setTimeout(90_000);
 
@@ -166,17 +167,20 @@ async function accept(integration: string, body: Buffer, headers: Headers): Prom
 }
 
 async function settled(jobIds: readonly string[], timeoutMs = 30_000): Promise<Record<string, string>> {
-  return waitFor(`jobs ${jobIds.join(', ')} to settle`, timeoutMs, async () => {
-    const statuses: Record<string, string> = {};
-    for (const jobId of jobIds) {
+  const views = await waitForJobs(
+    async (jobId) => {
       const view = await rawRequest(apiUrl, { method: 'GET', path: `/v1/jobs/${jobId}` });
       jobViews.set(jobId, view.text);
-      const status = (JSON.parse(view.text) as { status?: string }).status ?? '';
-      if (status !== 'stored' && status !== 'failed') return undefined;
-      statuses[jobId] = status;
-    }
-    return statuses;
-  });
+      return JSON.parse(view.text) as { status: string };
+    },
+    jobIds,
+    {
+      timeoutMs,
+      giveUp: () =>
+        child.exitCode === null ? undefined : `docrelay dev exited (${child.exitCode}): ${output.join('')}`,
+    },
+  );
+  return Object.fromEntries(jobIds.map((jobId, i) => [jobId, views[i]?.status ?? '']));
 }
 
 const faultCount = (status: (s: number) => boolean): number =>

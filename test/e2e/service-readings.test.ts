@@ -1,5 +1,5 @@
 /**
- * The pipeline through the local stack against each reading of the interface page's ambiguities (issue 16):
+ * The pipeline through the local stack against each reading of the interface page's ambiguities:
  * create answered 201 or 200 with the link spelled `@api.downloadUrl` or `@api.downloadURL` (and the mixed
  * pairs) stores the file byte-exact; a 413, worded either way, fails the job without retries; a create that
  * the service makes and then answers 503 is retried and the job still stores exactly one object.

@@ -8,8 +8,8 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { JobRecord } from '../../../functions/core/job';
 import type { EmulatorStats } from '../../../local/emulator/server';
+import { waitForJobs } from './settle';
 import { type Answer, type HookBody, sha256, type TestStack } from './stack';
-import { waitUntil } from './wait';
 import { signStandardWebhooks } from './webhooks';
 
 /** Posts an internal note (template 9003, one job) with its own webhook id, signed as Standard Webhooks. */
@@ -38,44 +38,40 @@ export async function jobRecords(t: TestStack, jobIds: readonly string[]): Promi
 }
 
 /** Waits until every job is stored or failed (read from the table), and returns the records. */
-export async function waitForFinal(
+export function waitForFinal(
   t: TestStack,
   jobIds: readonly string[],
   timeoutMs: number,
 ): Promise<JobRecord[]> {
-  let last: JobRecord[] = [];
-  return waitUntil(
-    `${jobIds.length} jobs to be stored or failed`,
-    async () => {
-      last = await jobRecords(t, jobIds);
-      return last.every((job) => job.status === 'stored' || job.status === 'failed') ? last : undefined;
+  return waitForJobs((jobId) => t.stack.jobs.getJob(jobId), jobIds, {
+    timeoutMs,
+    intervalMs: 500,
+    // What a job left open shows, with the stack's last lines about it: enough to tell a lost message, a
+    // hung attempt and a job waiting out a backoff apart from the failure alone.
+    describe: (jobs) => {
+      const open = jobs
+        .filter(
+          (job): job is JobRecord => job !== undefined && job.status !== 'stored' && job.status !== 'failed',
+        )
+        .slice(0, 10);
+      const lines = open.flatMap((job) =>
+        t.lines
+          .filter((line) => line.includes(job.jobId))
+          .slice(-5)
+          .map((line) => line.slice(0, 400)),
+      );
+      return `${JSON.stringify(
+        open.map((job) => ({
+          jobId: job.jobId,
+          status: job.status,
+          attempts: job.attempts,
+          e: job.lastError,
+          leaseOwner: job.leaseOwner,
+          leaseInMs: job.leaseUntil === undefined ? undefined : job.leaseUntil - Date.now(),
+        })),
+      )}${lines.length === 0 ? '' : `; their last lines:\n${lines.join('\n')}`}`;
     },
-    {
-      timeoutMs,
-      intervalMs: 500,
-      // What a job left open shows, with the stack's last lines about it: enough to tell a lost message, a
-      // hung attempt and a job waiting out a backoff apart from the failure alone.
-      describe: () => {
-        const open = last.filter((job) => job.status !== 'stored' && job.status !== 'failed').slice(0, 10);
-        const lines = open.flatMap((job) =>
-          t.lines
-            .filter((line) => line.includes(job.jobId))
-            .slice(-5)
-            .map((line) => line.slice(0, 400)),
-        );
-        return `${JSON.stringify(
-          open.map((job) => ({
-            jobId: job.jobId,
-            status: job.status,
-            attempts: job.attempts,
-            e: job.lastError,
-            leaseOwner: job.leaseOwner,
-            leaseInMs: job.leaseUntil === undefined ? undefined : job.leaseUntil - Date.now(),
-          })),
-        )}${lines.length === 0 ? '' : `; their last lines:\n${lines.join('\n')}`}`;
-      },
-    },
-  );
+  });
 }
 
 /** Every object key in a bucket (bounded: 100 pages of 1000). */
@@ -96,17 +92,7 @@ export async function listKeys(s3: S3Client, bucket: string): Promise<string[]> 
   return keys;
 }
 
-/** Waits until the jobs queue holds no message at all (visible, in flight or delayed). */
-export async function waitForQueueDrained(t: TestStack, timeoutMs: number): Promise<void> {
-  await waitUntil(
-    'the jobs queue to drain',
-    async () => {
-      const counts = await t.queueCounts();
-      return counts.visible + counts.inFlight + counts.delayed === 0 ? true : undefined;
-    },
-    { timeoutMs, intervalMs: 500, describe: async () => JSON.stringify(await t.queueCounts()) },
-  );
-}
+export { waitForQueueDrained } from './settle';
 
 /** Download requests the service answered 404: links that had expired (each forces one regeneration). */
 export const expiredDownloads = (stats: EmulatorStats): number =>

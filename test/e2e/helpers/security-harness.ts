@@ -4,15 +4,13 @@
  * headers go out exactly as written, with no URL normalisation nor default content type), signers for every
  * scheme, and probes of what the stack holds (table items, queue depth).
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { Webhook } from 'standardwebhooks';
-import Stripe from 'stripe';
 import { readLocalSettings } from '../../../functions/commons/env';
 import type { LogLevel } from '../../../functions/commons/observability';
 import { loadConfigFile } from '../../../functions/config/load';
@@ -114,6 +112,7 @@ export const CONFIGURED_IDS: readonly string[] = Object.values(SEC);
 // ------------------------------------------------------------------------------------------------- HTTP
 
 import { type RawRequest, type RawResponse, rawRequest } from './raw-http';
+import { type SignedHeaders, signGithub } from './webhooks';
 
 export { type RawRequest, type RawResponse, rawRequest };
 
@@ -155,72 +154,21 @@ export function problemOf(response: RawResponse): ProblemBody {
 // ------------------------------------------------------------------------------------------------ signing
 
 /** Headers of a signed request, content type included. */
-export type Headers = Record<string, string>;
+export type Headers = SignedHeaders;
 
-// Only the signing helper of the Stripe library is used: this client never makes a request.
-const stripe = new Stripe('sk_test_unused');
+// The signers are ./webhooks.ts's; these names are the ones the security tests use.
+export {
+  signHmac as signHmacBody,
+  signShopify as signShopifyBody,
+  signSlack as signSlackBody,
+  signStandardWebhooks as signStandardBody,
+  signStripe as signStripeBody,
+  signToken as signTokenBody,
+} from './webhooks';
 
-const JSON_TYPE = { 'content-type': 'application/json' } as const;
-const nowSeconds = (at: Date = new Date()): number => Math.floor(at.getTime() / 1000);
-
-/** GitHub: `X-Hub-Signature-256: sha256=<hex>`. */
-export const signGithubBody = (body: Buffer, secret: string, deliveryId: string = randomUUID()): Headers => ({
-  ...JSON_TYPE,
-  'x-github-event': 'note',
-  'x-github-delivery': deliveryId,
-  'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-});
-
-/** Stripe: the Stripe library's own test header (`t=…,v1=…`), optionally at another time. */
-export const signStripeBody = (body: Buffer, secret: string, at?: Date): Headers => ({
-  ...JSON_TYPE,
-  'stripe-signature': stripe.webhooks.generateTestHeaderString({
-    payload: body.toString('utf8'),
-    secret,
-    ...(at === undefined ? {} : { timestamp: nowSeconds(at) }),
-  }),
-});
-
-/** Shopify: `X-Shopify-Hmac-Sha256: <base64>`. */
-export const signShopifyBody = (body: Buffer, secret: string, eventId: string = randomUUID()): Headers => ({
-  ...JSON_TYPE,
-  'x-shopify-topic': 'orders/paid',
-  'x-shopify-event-id': eventId,
-  'x-shopify-webhook-id': randomUUID(),
-  'x-shopify-hmac-sha256': createHmac('sha256', secret).update(body).digest('base64'),
-});
-
-/** Slack: `X-Slack-Signature: v0=<hex of v0:{ts}:{body}>` and `X-Slack-Request-Timestamp`. */
-export const signSlackBody = (body: Buffer, secret: string, at: Date = new Date()): Headers => {
-  const ts = String(nowSeconds(at));
-  const mac = createHmac('sha256', secret).update(`v0:${ts}:`).update(body).digest('hex');
-  return { ...JSON_TYPE, 'x-slack-request-timestamp': ts, 'x-slack-signature': `v0=${mac}` };
-};
-
-/** Standard Webhooks through the `standardwebhooks` package. */
-export const signStandardBody = (
-  body: Buffer,
-  secret: string,
-  id: string = `msg_${randomUUID()}`,
-  at: Date = new Date(),
-): Headers => ({
-  ...JSON_TYPE,
-  'webhook-id': id,
-  'webhook-timestamp': String(nowSeconds(at)),
-  'webhook-signature': new Webhook(secret).sign(id, at, body.toString('utf8')),
-});
-
-/** The generic HMAC of the security configuration: `X-Signature: sha256=<hex>`. */
-export const signHmacBody = (body: Buffer, secret: string): Headers => ({
-  ...JSON_TYPE,
-  'x-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-});
-
-/** The token scheme: `Authorization: Bearer <token>`. */
-export const signTokenBody = (_body: Buffer, secret: string): Headers => ({
-  ...JSON_TYPE,
-  authorization: `Bearer ${secret}`,
-});
+/** GitHub, with the `note` event the security configuration routes. */
+export const signGithubBody = (body: Buffer, secret: string, deliveryId?: string): Headers =>
+  signGithub(body, secret, deliveryId, 'note');
 
 /** A note body the security configuration turns into one job; unique per call. */
 export function noteBody(extra: Record<string, unknown> = {}): Buffer {

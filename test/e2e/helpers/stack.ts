@@ -21,7 +21,8 @@ import type { JobView } from '../../../functions/core/job-view';
 import type { EmulatorHandle } from '../../../local/emulator/server';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../../local/stack/aws-emulators';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../../local/stack/local-stack';
-import { type WaitOptions, waitUntil } from './wait';
+import { waitForJobs } from './settle';
+import type { WaitOptions } from './wait';
 import { signGithub } from './webhooks';
 
 /** The repository root (config/, bin/). */
@@ -212,36 +213,27 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       post('github-releases', body, signGithub(body, await secret('docrelay/github-webhook'), deliveryId)),
     getJob,
     getJobs,
-    waitForJobs: async (jobIds, waitOptions) => {
-      let views: JobView[] = [];
-      return waitUntil(
-        `jobs ${jobIds.join(', ')} to be stored or failed`,
-        async () => {
-          views = await Promise.all(
-            jobIds.map(async (jobId) => {
-              const answer = await getJob(jobId);
-              if (answer.status !== 200) throw new Error(`GET /v1/jobs/${jobId}: ${answer.status}`);
-              return answer.body;
-            }),
-          );
-          return views.every((view) => view.status === 'stored' || view.status === 'failed')
-            ? views
-            : undefined;
+    waitForJobs: (jobIds, waitOptions) =>
+      waitForJobs(
+        async (jobId) => {
+          const answer = await getJob(jobId);
+          if (answer.status !== 200) throw new Error(`GET /v1/jobs/${jobId}: ${answer.status}`);
+          return answer.body;
         },
+        jobIds,
         {
           ...waitOptions,
-          describe: () =>
+          describe: (views) =>
             JSON.stringify(
               views.map((v) => ({
-                jobId: v.jobId,
-                status: v.status,
-                attempts: v.attempts,
-                lastError: v.lastError,
+                jobId: v?.jobId,
+                status: v?.status,
+                attempts: v?.attempts,
+                lastError: v?.lastError,
               })),
             ),
         },
-      );
-    },
+      ),
     readObject: async (bucket, key) => {
       const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       const bytes = Buffer.from((await object.Body?.transformToByteArray()) ?? []);

@@ -16,7 +16,11 @@ export interface WaitOptions {
 export async function waitUntil<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  options: WaitOptions & { describe?: () => Promise<string> | string } = {},
+  options: WaitOptions & {
+    describe?: () => Promise<string> | string;
+    /** An error of the probe that ends the wait at once (else errors are retried until the timeout). */
+    stopOn?: (error: unknown) => boolean;
+  } = {},
 ): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const intervalMs = options.intervalMs ?? 150;
@@ -28,6 +32,7 @@ export async function waitUntil<T>(
       if (value !== undefined) return value;
       lastError = undefined;
     } catch (error) {
+      if (options.stopOn?.(error) === true) throw error;
       lastError = error;
     }
     if (Date.now() >= deadline) break;

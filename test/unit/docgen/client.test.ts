@@ -8,7 +8,7 @@ import {
   startFakeService,
   template,
   templateFile,
-} from './fake-service';
+} from '../../helpers/fake-service';
 
 const KEY = 'test-key-0123456789';
 

@@ -1,6 +1,6 @@
 /**
  * The download link is fetched only over HTTPS on AWS and only from allowed origins; redirects are not
- * followed off those origins (issue 6). test/unit/docgen/download.test.ts covers the basic cases (foreign
+ * followed off those origins. test/unit/docgen/download.test.ts covers the basic cases (foreign
  * origin, configured origin, plain http off, a foreign redirect, the redirect cap); this file adds the
  * bypasses an attacker controlling a service answer would try: credentials in the URL, protocol-relative and
  * non-HTTP redirects, another port of the same host, a downgrade to http, look-alike loopback hosts, and the
@@ -11,7 +11,7 @@
 import { parseConfig } from '../../../functions/config/load';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
 import { buildDocumentService } from '../../../functions/wiring/document-service';
-import { type FakeService, failure, startFakeService } from './fake-service';
+import { type FakeService, failure, startFakeService } from '../../helpers/fake-service';
 
 const KEY = 'security-download-key-0123456789';
 

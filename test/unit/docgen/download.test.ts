@@ -1,5 +1,5 @@
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
-import { type FakeService, failure, readAll, startFakeService } from './fake-service';
+import { type FakeService, failure, readAll, startFakeService } from '../../helpers/fake-service';
 
 const KEY = 'download-test-key-42';
 

@@ -6,7 +6,13 @@
 import { inspect } from 'node:util';
 import { DocgenClient, type DocgenClientOptions, staticApiKey } from '../../../functions/docgen/client';
 import { DocgenError } from '../../../functions/docgen/errors';
-import { type FakeService, sendJson, startFakeService, template, templateFile } from './fake-service';
+import {
+  type FakeService,
+  sendJson,
+  startFakeService,
+  template,
+  templateFile,
+} from '../../helpers/fake-service';
 
 const KEY = 'sk_live_SECRETKEY_7f3a9c';
 const TOKEN = 'TOKEN_5e1d2b8c9a';

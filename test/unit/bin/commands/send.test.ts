@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { contentTypeOf } from '../../../../bin/commands/ops-args';
+import { type FakeService, sendJson, startFakeService } from '../../../helpers/fake-service';
 import { runCli } from '../../../helpers/run-cli';
-import { type FakeService, sendJson, startFakeService } from '../../docgen/fake-service';
 
 const root = join(__dirname, '../../../..');
 

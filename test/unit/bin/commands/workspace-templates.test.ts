@@ -9,7 +9,7 @@ import {
   startFakeService,
   template,
   templateFile,
-} from '../../docgen/fake-service';
+} from '../../../helpers/fake-service';
 
 const KEY = 'cli-test-key-123456';
 

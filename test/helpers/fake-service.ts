@@ -5,8 +5,8 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
-import { DocgenError } from '../../../functions/docgen/errors';
-import type { Template } from '../../../functions/docgen/types';
+import { DocgenError } from '../../functions/docgen/errors';
+import type { Template } from '../../functions/docgen/types';
 
 /** A request as the fake service received it. */
 export interface RecordedRequest {
