@@ -105,6 +105,9 @@ export const VerifyConfigSchema = z
         message: `scheme ${scheme.name} requires ${option}${rule.mustBe === undefined ? '' : `: ${String(rule.mustBe)}`} (${rule.required})`,
       });
     }
+    for (const problem of scheme.checkConfig?.(verify as VerifyConfig) ?? []) {
+      ctx.addIssue({ code: 'custom', path: [problem.option], message: problem.message });
+    }
   })
   .transform((verify): VerifyConfig => {
     // Scheme defaults are filled here so every consumer (ingest, CLI send, CDK) sees the same values.

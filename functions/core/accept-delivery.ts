@@ -129,7 +129,7 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const deliveryId = await resolveDeliveryId(integration, input, request.rawBody, 'webhook').catch(
     rethrowMapping,
   );
-  const content = contentKey(integration, request.rawBody, verified.bodyMac);
+  const content = contentKey(integration, request.rawBody, verified);
   return acceptDelivery(deps, integration, {
     deliveryId,
     ...(content === undefined ? {} : { contentKey: content }),

@@ -7,12 +7,16 @@ import { hexDevSecret, signingSecret } from './common/signing';
 import type { SenderScheme } from './types';
 
 const SIGNATURE = 'x-shopify-hmac-sha256';
-// Shopify's advice: dedupe on the event id (the same for every delivery and retry of one event); the
-// webhook id names one delivery attempt's subscription message.
-const DELIVERY = 'x-shopify-event-id';
-const WEBHOOK_ID = 'x-shopify-webhook-id';
+// Shopify's duplicate detection: the webhook id is the same on every retry of one delivery. The event id
+// is shared by the deliveries of one event to several subscriptions (event-level dedupe across topics).
+const DELIVERY = 'x-shopify-webhook-id';
+const EVENT_ID = 'x-shopify-event-id';
 
-/** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the raw body>`; delivery id from X-Shopify-Event-Id. */
+/**
+ * Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the raw body>`; delivery id from
+ * X-Shopify-Webhook-Id (not signed: the signed body dedupes too). To dedupe per event instead, set
+ * `deliveryId: $headers."x-shopify-event-id"`.
+ */
 export const shopify: SenderScheme<'shopify'> = {
   name: 'shopify',
   takesSecret: true,
@@ -38,7 +42,7 @@ export const shopify: SenderScheme<'shopify'> = {
     }
     return {
       scheme: 'shopify',
-      deliveryId: readHeader(headers, DELIVERY, 'X-Shopify-Event-Id'),
+      deliveryId: readHeader(headers, DELIVERY, 'X-Shopify-Webhook-Id'),
       bodyMac: signature,
     };
   },
@@ -47,7 +51,7 @@ export const shopify: SenderScheme<'shopify'> = {
     return {
       [SIGNATURE]: hmacSha256(signingSecret(input), [input.rawBody]).toString('base64'),
       [DELIVERY]: input.deliveryId ?? (input.newId ?? randomUUID)(),
-      [WEBHOOK_ID]: (input.newId ?? randomUUID)(),
+      [EVENT_ID]: (input.newId ?? randomUUID)(),
       'x-shopify-triggered-at': input.now.toISOString(),
     };
   },

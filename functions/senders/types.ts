@@ -135,11 +135,22 @@ export interface VerifiedDelivery {
   /** The signed timestamp, when the scheme has one. */
   timestamp?: Date;
   /**
-   * For schemes whose signature is an HMAC of the raw body alone: the HMAC that matched. The same bytes
-   * under the same key always give the same HMAC, so a digest of it stands for the body (the content key)
-   * without hashing the body a second time. It is the signature: never kept or logged as it is.
+   * For schemes whose signature is an HMAC of raw bytes that hold no delivery id (the body, perhaps with a
+   * signed timestamp): the HMAC that matched. The same content under the same key gives the same HMAC, so a
+   * digest of it stands for the content (the content key). It is the signature: never kept or logged as is.
    */
   bodyMac?: Uint8Array;
+  /**
+   * For schemes that sign parsed content rather than bytes (Twilio's sorted parameters, Adyen's eight item
+   * fields): a SHA-256 of what is signed, in canonical form, so a re-serialised replay has the same key.
+   */
+  signedDigest?: Uint8Array;
+}
+
+/** A configuration the scheme refuses, and the option it is about (config check and start-up). */
+export interface SchemeConfigProblem {
+  readonly option: VerifyOptionName;
+  readonly message: string;
 }
 
 /** What signing one delivery as its sender would (`docrelay send`) needs. */
@@ -200,6 +211,8 @@ export interface SenderScheme<Name extends string = string> {
    * write the integration's first secret (the construct grants PutSecretValue on it).
    */
   readonly keepsHandedSecret?: boolean;
+  /** Problems of a verify block the option rules cannot see (combinations of options); none when absent. */
+  checkConfig?(config: VerifyConfig): readonly SchemeConfigProblem[];
   /** Verifies one delivery over its raw bytes; throws SignatureError (refuse, 401) or VerifyConfigError. */
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */

@@ -182,11 +182,11 @@ export const signStripeBody = (body: Buffer, secret: string, at?: Date): Headers
 });
 
 /** Shopify: `X-Shopify-Hmac-Sha256: <base64>`. */
-export const signShopifyBody = (body: Buffer, secret: string, eventId: string = randomUUID()): Headers => ({
+export const signShopifyBody = (body: Buffer, secret: string, webhookId: string = randomUUID()): Headers => ({
   ...JSON_TYPE,
   'x-shopify-topic': 'orders/paid',
-  'x-shopify-event-id': eventId,
-  'x-shopify-webhook-id': randomUUID(),
+  'x-shopify-event-id': randomUUID(),
+  'x-shopify-webhook-id': webhookId,
   'x-shopify-hmac-sha256': createHmac('sha256', secret).update(body).digest('base64'),
 });
 

@@ -192,7 +192,11 @@ describe('the sender registry', () => {
         const result = VerifyConfigSchema.safeParse({ ...base, [option]: value });
         const rule = scheme.options[option as keyof VerifyOptions];
         if (rule !== undefined) {
-          expect(result.success).toBe(rule.mustBe === undefined || rule.mustBe === value);
+          // Combinations a scheme refuses on its own (hmac: a timestamp outside signedContent) fail too.
+          const combined = scheme.checkConfig?.({ ...base, [option]: value } as VerifyConfig) ?? [];
+          expect(result.success).toBe(
+            (rule.mustBe === undefined || rule.mustBe === value) && combined.length === 0,
+          );
         } else {
           expect(result.error?.issues).toEqual([
             expect.objectContaining({
