@@ -102,7 +102,7 @@ export async function answerHandshake(
   const { integration, verifyInput, secretNames } = await prepareVerification(deps, request);
   const scheme = senderScheme(verifyInput.config.scheme);
   if (scheme?.handshake === undefined) return undefined;
-  const context = handshakeContext(deps, integration.id, secretNames[0]);
+  const context = handshakeContext(deps, integration.id, secretNames);
   return scheme.handshake({ ...verifyInput, query: request.query }, context);
 }
 
@@ -192,9 +192,10 @@ export function publicUrl(configured: string | undefined, requestUrl: string): s
 function handshakeContext(
   deps: IngestDeps,
   integrationId: string,
-  secretName: string | undefined,
+  secretNames: readonly string[],
 ): HandshakeContext {
   const { fetch, keepSecret } = deps.handshake ?? {};
+  const secretName = secretNames[0];
   return {
     fetch:
       fetch ??
@@ -206,6 +207,13 @@ function handshakeContext(
       deps.secrets.refresh(secretName);
     },
     secret: (name) => deps.secrets.get(name),
+    rereadSecrets: () =>
+      Promise.all(
+        secretNames.map((name) => {
+          deps.secrets.refresh(name);
+          return deps.secrets.get(name);
+        }),
+      ),
   };
 }
 

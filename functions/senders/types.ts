@@ -115,6 +115,8 @@ export interface HandshakeContext {
   keepSecret(value: string): Promise<void>;
   /** Reads a secret by NAME (e.g. `verifyTokenSecret`), from the same source as the verify secrets. */
   secret(name: string): Promise<string>;
+  /** The integration's verify secrets read again past any cache (a window an operator just opened). */
+  rereadSecrets(): Promise<readonly string[]>;
 }
 
 /** The answer to a challenge or handshake; no job is created for it. */
