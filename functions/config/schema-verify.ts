@@ -57,6 +57,10 @@ const verifyOptionFields = {
     .optional()
     .describe(describeOption('topicArn')),
   verifyTokenSecret: secretName.optional().describe(describeOption('verifyTokenSecret')),
+  minSignatureVersion: z
+    .union([z.literal(1), z.literal(2)])
+    .optional()
+    .describe(describeOption('minSignatureVersion')),
 } satisfies Record<VerifyOptionName, z.ZodType>;
 
 const VERIFY_OPTION_NAMES = Object.keys(verifyOptionFields) as VerifyOptionName[];
@@ -87,7 +91,7 @@ export const VerifyConfigSchema = z
     }
     if (!scheme.takesSecret && verify.secret !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['secret'], message: `scheme ${scheme.name} takes no secret` });
-    } else if (scheme.takesSecret && verify.secret === undefined) {
+    } else if (scheme.takesSecret && verify.secret === undefined && scheme.secretOptional !== true) {
       ctx.addIssue({
         code: 'custom',
         path: ['secret'],

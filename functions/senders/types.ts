@@ -3,6 +3,7 @@
  * Each scheme's module exports one `SenderScheme`; the registry derives every list from them.
  */
 import type { SenderName } from './registry';
+import type { CertificateSource } from './sns-certificates';
 
 /** An integration's `verify` block, as written in the config file (secret names, not values). */
 export interface VerifyConfig extends VerifyOptions {
@@ -36,6 +37,8 @@ export interface VerifyOptions {
   topicArn?: string;
   /** NAME of the secret holding the verify token a sender's GET challenge presents (Meta's `hub.verify_token`). */
   verifyTokenSecret?: string;
+  /** The oldest signature version accepted (SNS: 2 refuses SHA1 signatures). */
+  minSignatureVersion?: 1 | 2;
 }
 
 /** The name of one scheme-specific option. */
@@ -215,6 +218,13 @@ export interface SenderScheme<Name extends string = string> {
   readonly keepsHandedSecret?: boolean;
   /** Problems of a verify block the option rules cannot see (combinations of options); none when absent. */
   checkConfig?(config: VerifyConfig): readonly SchemeConfigProblem[];
+  /** True when `verify.secret` may be left out: the keys then come from `fetchKeys`. */
+  readonly secretOptional?: boolean;
+  /**
+   * For senders whose key is named in the delivery (SNS's SigningCertURL), when no secret is configured: the
+   * keys `verify` then takes as its secrets, from a source that checks where they come from.
+   */
+  fetchKeys?(input: VerifyInput, certificates: CertificateSource): Promise<readonly string[]>;
   /** Verifies one delivery over its raw bytes; throws SignatureError (refuse, 401) or VerifyConfigError. */
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */

@@ -34,6 +34,7 @@ const SAMPLE_OPTIONS: Required<VerifyOptions> = {
   idHeader: 'X-Test-Id',
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:orders',
   verifyTokenSecret: 'test/verify-token',
+  minSignatureVersion: 2,
 };
 
 /** A valid verify block for the scheme, through the config schema (defaults filled), with every required option. */
