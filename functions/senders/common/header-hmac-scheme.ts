@@ -4,7 +4,7 @@
  * its names and formats; its own module stays the one place that says them.
  */
 import { randomUUID } from 'node:crypto';
-import type { SenderScheme } from '../types';
+import type { SenderScheme, SignInput } from '../types';
 import { assertHmacMatches, formatHmac, type HmacFormat, requireHmac } from './body-hmac';
 import { readHeader, requireHeader, requireSecrets } from './headers';
 import { hexDevSecret, signingSecret } from './signing';
@@ -17,8 +17,12 @@ export interface HeaderHmacSender<Name extends string> {
   readonly format: HmacFormat;
   /** The delivery id header (not signed): lower-case name and its documented spelling. */
   readonly delivery: { readonly header: string; readonly display: string };
-  /** Headers the sender also sends (for `docrelay send`), e.g. an event topic. */
-  readonly extraHeaders?: Readonly<Record<string, string>>;
+  /** Headers the sender also sends (for `docrelay send`), e.g. an event topic, or made per delivery. */
+  readonly extraHeaders?: Readonly<Record<string, string>> | ((input: SignInput) => Record<string, string>);
+  /** Other headers that carry a signature (never kept), e.g. GitHub's legacy SHA-1 one. */
+  readonly otherSecretHeaders?: readonly string[];
+  /** Prefixes of the sender's secret values, refused where a secret NAME belongs. */
+  readonly secretValuePrefixes?: readonly string[];
 }
 
 /** A sender scheme that checks `format` over the raw body in the signature header. */
@@ -28,8 +32,8 @@ export function headerHmacScheme<Name extends string>(sender: HeaderHmacSender<N
     name,
     takesSecret: true,
     options: {},
-    secretHeaders: [signature.header],
-    secretValuePrefixes: [],
+    secretHeaders: [signature.header, ...(sender.otherSecretHeaders ?? [])],
+    secretValuePrefixes: sender.secretValuePrefixes ?? [],
     deliveryId: { header: delivery.header, signed: false },
 
     devSecret: hexDevSecret,
@@ -53,7 +57,7 @@ export function headerHmacScheme<Name extends string>(sender: HeaderHmacSender<N
       return {
         [signature.header]: formatHmac(signingSecret(input), [input.rawBody], format),
         [delivery.header]: input.deliveryId ?? (input.newId ?? randomUUID)(),
-        ...sender.extraHeaders,
+        ...(typeof sender.extraHeaders === 'function' ? sender.extraHeaders(input) : sender.extraHeaders),
       };
     },
   };
