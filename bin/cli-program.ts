@@ -37,6 +37,7 @@ const load = {
   map: () => require('./commands/map') as typeof import('./commands/map'),
   send: () => require('./commands/send') as typeof import('./commands/send'),
   putEvent: () => require('./commands/put-event') as typeof import('./commands/put-event'),
+  asanaHandshake: () => require('./commands/asana-handshake') as typeof import('./commands/asana-handshake'),
   jobs: () => require('./commands/jobs') as typeof import('./commands/jobs'),
   replay: () => require('./commands/replay') as typeof import('./commands/replay'),
   dlq: () => require('./commands/dlq') as typeof import('./commands/dlq'),
@@ -275,6 +276,15 @@ export function buildProgram(ctx: CommandContext, done: Done): Command {
     )
     .action(async (integrationId: string, options: { event: string }) => {
       done(await load.putEvent().putEvent(ctx, integrationId, options));
+    });
+
+  program
+    .command('asana-handshake')
+    .description("open a window in which an asana integration keeps the X-Hook-Secret of Asana's handshake")
+    .argument('<integrationId>', 'the asana integration')
+    .option('--minutes <n>', `how long the window stays open (1-60)`, '10')
+    .action(async (integrationId: string, options: { minutes?: string }) => {
+      done(await load.asanaHandshake().asanaHandshake(ctx, integrationId, options));
     });
 
   const jobs = group('jobs', 'find, show and download jobs');

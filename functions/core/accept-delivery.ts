@@ -22,6 +22,7 @@ import {
   type VerifyInput,
   verifyDelivery,
 } from '../senders';
+import type { CertificateSource } from '../senders/sns-certificates';
 import { bodyType, decodeBody } from './body';
 import { contentKey, type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
@@ -41,7 +42,13 @@ export interface IngestDeps {
   readonly newId?: () => string;
   /** What sender handshakes may do (confirm an SNS subscription, keep Asana's secret). */
   readonly handshake?: HandshakeDeps;
+  /** SNS signing certificates from their SigningCertURL, for integrations that pin none in a secret. */
+  readonly certificates?: CertificateSource;
 }
+
+const noCertificates: CertificateSource = {
+  get: () => Promise.reject(new Error('this ingest cannot fetch signing certificates')),
+};
 
 /** A webhook as it arrived. */
 export interface WebhookRequest {
@@ -102,7 +109,7 @@ export async function answerHandshake(
   const { integration, verifyInput, secretNames } = await prepareVerification(deps, request);
   const scheme = senderScheme(verifyInput.config.scheme);
   if (scheme?.handshake === undefined) return undefined;
-  const context = handshakeContext(deps, integration.id, secretNames[0]);
+  const context = handshakeContext(deps, integration.id, secretNames);
   return scheme.handshake({ ...verifyInput, query: request.query }, context);
 }
 
@@ -129,7 +136,7 @@ export async function acceptWebhook(deps: IngestDeps, request: WebhookRequest): 
   const deliveryId = await resolveDeliveryId(integration, input, request.rawBody, 'webhook').catch(
     rethrowMapping,
   );
-  const content = contentKey(integration, request.rawBody, verified.bodyMac);
+  const content = contentKey(integration, request.rawBody, verified);
   return acceptDelivery(deps, integration, {
     deliveryId,
     ...(content === undefined ? {} : { contentKey: content }),
@@ -165,16 +172,21 @@ async function prepareVerification(
   }
   const secretNames =
     verify.secret === undefined ? [] : Array.isArray(verify.secret) ? verify.secret : [verify.secret];
-  const secrets = await Promise.all(secretNames.map((name) => deps.secrets.get(name)));
-  const verifyInput: VerifyInput = {
+  const base: VerifyInput = {
     rawBody: request.rawBody,
     headers: request.headers,
     config: verify,
-    secrets,
+    secrets: await Promise.all(secretNames.map((name) => deps.secrets.get(name))),
     now: deps.now?.() ?? new Date(),
     url: publicUrl(integration.config.publicUrl, request.url),
     method: request.method,
   };
+  // No secret pins the key (SNS): the scheme fetches it from where the delivery names, checked.
+  const fetchKeys = secretNames.length === 0 ? senderScheme(verify.scheme)?.fetchKeys : undefined;
+  const verifyInput =
+    fetchKeys === undefined
+      ? base
+      : { ...base, secrets: await fetchKeys(base, deps.certificates ?? noCertificates) };
   return { integration, verifyInput, secretNames };
 }
 
@@ -192,9 +204,10 @@ export function publicUrl(configured: string | undefined, requestUrl: string): s
 function handshakeContext(
   deps: IngestDeps,
   integrationId: string,
-  secretName: string | undefined,
+  secretNames: readonly string[],
 ): HandshakeContext {
   const { fetch, keepSecret } = deps.handshake ?? {};
+  const secretName = secretNames[0];
   return {
     fetch:
       fetch ??
@@ -206,6 +219,13 @@ function handshakeContext(
       deps.secrets.refresh(secretName);
     },
     secret: (name) => deps.secrets.get(name),
+    rereadSecrets: () =>
+      Promise.all(
+        secretNames.map((name) => {
+          deps.secrets.refresh(name);
+          return deps.secrets.get(name);
+        }),
+      ),
   };
 }
 

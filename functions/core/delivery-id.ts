@@ -8,7 +8,7 @@ import type { CompiledIntegration } from '../config/compile';
 import { MappingError } from '../mapping/errors';
 import { evaluateExpression, type MappingInput, prepareInput } from '../mapping/evaluate';
 import { nativeValue } from '../mapping/native-when';
-import { senderDeliveryId, senderScheme } from '../senders';
+import { senderDeliveryId, senderScheme, type VerifiedDelivery } from '../senders';
 
 /** Longest accepted delivery id; longer values fall back to the body hash. */
 export const MAX_DELIVERY_ID_LENGTH = 256;
@@ -72,32 +72,39 @@ export async function resolveDeliveryId(
 
 /**
  * The content key of a delivery whose id the signature does not cover (a scheme whose id header is marked
- * `signed: false`, or a configured `deliveryId` expression that reads `$headers` or `$query`): a SHA-256
- * that stands for the signed content, the raw body. Whoever holds one signed delivery (a proxy log, a "recent
- * deliveries" page) could send it again under any id it likes; with the content key that is a duplicate too.
- * Undefined where the id is signed, is the body hash already, or nothing is signed at all (`none`).
+ * `signed: false`, a generic `hmac` whose `idHeader` is outside `signedContent`, or a configured `deliveryId`
+ * expression that reads `$headers` or `$query`), or whose sender signs parsed content (`signedDigest`):
+ * a SHA-256 that stands for what is signed. Whoever holds one signed delivery (a proxy log, a "recent
+ * deliveries" page) could send it again under any id, or re-serialised; with the content key that is a
+ * duplicate too. Undefined where the id is signed, or nothing is signed at all (`none`).
  *
- * When the scheme verified an HMAC of the body alone (`bodyMac`), the key is the SHA-256 of that HMAC: the
- * same body under the same key gives the same HMAC, and hashing 32 bytes costs nothing where hashing the
- * body again costs as much as the signature check. A replay carries the same signature, so it has the same
- * key; the HMAC itself (the signature) is never kept. Other schemes hash the body.
+ * Where the scheme verified an HMAC of bytes that hold no id (`bodyMac`), the key is the SHA-256 of that
+ * HMAC: a replay carries the same signature, so it has the same key, and the signature is never kept.
+ * Where it signs parsed content, the scheme's canonical digest is the key. Others hash the body.
  */
 export function contentKey(
   integration: CompiledIntegration,
   rawBody: Buffer,
-  bodyMac?: Uint8Array,
+  verified: Pick<VerifiedDelivery, 'bodyMac' | 'signedDigest'> = {},
 ): string | undefined {
   const verify = integration.config.verify;
   const scheme = verify === undefined ? undefined : senderScheme(verify.scheme);
   // Nothing is signed without a secret (`none`): a replay is then no different from a forgery.
-  if (scheme === undefined || !scheme.takesSecret) return undefined;
+  if (verify === undefined || scheme === undefined || !scheme.takesSecret) return undefined;
+  if (verified.signedDigest !== undefined) {
+    return `signed:${Buffer.from(verified.signedDigest).toString('hex')}`;
+  }
   const expression = integration.config.deliveryId;
   const source = scheme.deliveryId;
   const unsigned =
     expression !== undefined
       ? /\$(headers|query)\b/.test(expression)
-      : source !== undefined && 'header' in source && !source.signed;
+      : verify.idHeader !== undefined
+        ? !(verify.signedContent ?? '{body}').includes('{id}')
+        : source !== undefined && 'header' in source && !source.signed;
   if (!unsigned) return undefined;
-  if (bodyMac !== undefined) return `hmac:${createHash('sha256').update(bodyMac).digest('hex')}`;
+  if (verified.bodyMac !== undefined) {
+    return `hmac:${createHash('sha256').update(verified.bodyMac).digest('hex')}`;
+  }
   return createHash('sha256').update(rawBody).digest('hex');
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isObject, missingInBody, ownField, parseJsonObject, requireJsonObject } from './common/body-json';
 import { anyHmacMatches, hmacSha256 } from './common/constant-time';
 import { decodeBase64, decodeHex } from './common/encoding';
@@ -60,8 +61,9 @@ function notificationItems(rawBody: Buffer): Record<string, unknown>[] {
  * HMAC-SHA256, keyed with the hex-decoded HMAC key, over pspReference:originalReference:merchantAccountCode:
  * merchantReference:amount.value:amount.currency:eventCode:success. Every item must match (a batch is not
  * half-trusted). Webhooks that sign the whole body instead send `HmacSignature`, the base64 HMAC-SHA256 of
- * the raw body. No timestamp is signed. The answer Adyen expects, `[accepted]`, is the integration's
- * `respond`.
+ * the raw body. No timestamp is signed. No delivery id either: the body hash, and for item signatures the
+ * content key of the signed fields (delivery-id.ts). The answer Adyen expects, `[accepted]`, is the
+ * integration's `respond`.
  */
 export const adyen: SenderScheme<'adyen'> = {
   name: 'adyen',
@@ -85,6 +87,7 @@ export const adyen: SenderScheme<'adyen'> = {
       }
       return { scheme: 'adyen' };
     }
+    const signedItems: string[] = [];
     for (const item of notificationItems(rawBody)) {
       const presented = ownField(ownField(item, 'additionalData'), 'hmacSignature');
       if (typeof presented !== 'string' || presented === '') throw missingInBody('hmacSignature in an item');
@@ -92,11 +95,16 @@ export const adyen: SenderScheme<'adyen'> = {
       if (signature?.length !== 32) {
         throw new SignatureError('SIGNATURE_MALFORMED', 'an item hmacSignature is not a base64 HMAC-SHA256');
       }
-      if (!anyHmacMatches(keys, [adyenSignedData(item)], [signature])) {
+      const signed = adyenSignedData(item);
+      if (!anyHmacMatches(keys, [signed], [signature])) {
         throw new SignatureError('SIGNATURE_INVALID', 'an item hmacSignature does not match the item');
       }
+      signedItems.push(signed);
     }
-    return { scheme: 'adyen' };
+    // The eight signed fields of every item, in a fixed order: re-serialised or re-ordered, or with unsigned
+    // fields changed, the notification keeps its content key.
+    const signedDigest = createHash('sha256').update(JSON.stringify(signedItems.sort())).digest();
+    return { scheme: 'adyen', signedDigest };
   },
 
   sign() {

@@ -9,15 +9,37 @@ import type { SenderScheme } from './types';
 const SIGNATURE = { name: 'x-hook-signature', display: 'X-Hook-Signature', encoding: 'hex' } as const;
 const HOOK_SECRET = 'x-hook-secret';
 
-/** Values of the configured secret that mean "no X-Hook-Secret kept yet". */
+/** Values of the configured secret that mean "no X-Hook-Secret kept yet" (no window open). */
 const PENDING = new Set(['', 'pending']);
+const WINDOW_PREFIX = 'pending-until:';
+/** The longest handshake window an operator may open, in minutes. */
+export const ASANA_WINDOW_MAX_MINUTES = 60;
+
+/** The secret value that opens a handshake window until `until` (`docrelay asana-handshake`). */
+export const asanaWindowValue = (until: Date): string => `${WINDOW_PREFIX}${until.toISOString()}`;
+
+/** The end of the window a secret value opens, or undefined when it opens none. */
+function windowEnd(value: string): number | undefined {
+  if (!value.startsWith(WINDOW_PREFIX)) return undefined;
+  const end = Date.parse(value.slice(WINDOW_PREFIX.length));
+  return Number.isFinite(end) ? end : undefined;
+}
+
+/** True while the window is open: not over, and not longer than the maximum (a hand-written value). */
+const isOpen = (value: string, now: Date): boolean => {
+  const end = windowEnd(value.trim());
+  return end !== undefined && end > now.getTime() && end - now.getTime() <= ASANA_WINDOW_MAX_MINUTES * 60_000;
+};
+
+const holdsNoKey = (value: string): boolean =>
+  PENDING.has(value.trim()) || windowEnd(value.trim()) !== undefined;
 
 /**
  * Asana: `X-Hook-Signature`, the hex HMAC-SHA256 of the raw body keyed with the secret Asana handed over in
- * its handshake. The handshake (a POST with `X-Hook-Secret` and no signature) is echoed back, and the
- * secret kept under the integration's secret name: only while that secret is still unset (empty or
- * `pending`), or when Asana presents the secret already kept, so nobody can replace a kept secret by
- * posting a handshake. Delivery id: none (the body hash).
+ * its handshake. The handshake (a POST with `X-Hook-Secret`, unsigned) is trust on first use, so it is
+ * accepted only inside a window the operator opens (`docrelay asana-handshake`, a few minutes): the secret is
+ * then kept under the integration's secret name and the window closes. Outside a window a handshake is
+ * refused, unless it presents the secret already kept. Delivery id: none (the body hash).
  */
 export const asana: SenderScheme<'asana'> = {
   name: 'asana',
@@ -29,22 +51,26 @@ export const asana: SenderScheme<'asana'> = {
   devSecret: hexDevSecret,
   keepsHandedSecret: true,
 
-  async handshake({ headers, secrets }, context) {
+  async handshake({ headers, secrets, now }, context) {
     const offered = readHeader(headers, HOOK_SECRET, 'X-Hook-Secret');
     if (offered === undefined) return undefined;
-    const kept = secrets[0] ?? '';
-    if (PENDING.has(kept.trim())) await context.keepSecret(offered);
+    let kept = secrets[0] ?? '';
+    // A window opened moments ago may not be in a cached value yet.
+    if (!isOpen(kept, now) && !stringsEqual(kept, offered)) kept = (await context.rereadSecrets())[0] ?? '';
+    if (isOpen(kept, now)) await context.keepSecret(offered);
     else if (!stringsEqual(kept, offered)) {
       throw new SignatureError(
         'SIGNATURE_INVALID',
-        'an X-Hook-Secret is already kept for this integration; reset its secret to "pending" to accept a new one',
+        holdsNoKey(kept)
+          ? 'no handshake window is open for this integration: run docrelay asana-handshake <integration>, then create the webhook'
+          : 'an X-Hook-Secret is already kept for this integration; open a window (docrelay asana-handshake) to accept a new one',
       );
     }
     return textAnswer('', { 'x-hook-secret': offered });
   },
 
   verify({ rawBody, headers, secrets }) {
-    const keys = requireSecrets(secrets, 'asana').filter((secret) => !PENDING.has(secret.trim()));
+    const keys = requireSecrets(secrets, 'asana').filter((secret) => !holdsNoKey(secret));
     if (keys.length === 0) {
       throw new SignatureError(
         'SIGNATURE_INVALID',

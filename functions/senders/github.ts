@@ -1,56 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import { anyHmacMatches, hmacSha256 } from './common/constant-time';
-import { decodeHex } from './common/encoding';
-import { SignatureError } from './common/errors';
-import { readHeader, requireHeader, requireSecrets } from './common/headers';
-import { hexDevSecret, signingSecret } from './common/signing';
-import type { SenderScheme } from './types';
+import { headerHmacScheme } from './common/header-hmac-scheme';
 
-const PREFIX = 'sha256=';
-const SIGNATURE = 'x-hub-signature-256';
-const DELIVERY = 'x-github-delivery';
-
-/** GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`; delivery id from X-GitHub-Delivery. */
-export const github: SenderScheme<'github'> = {
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`; delivery id from X-GitHub-Delivery,
+ * not signed (a replay may carry any id: the signed body dedupes too).
+ */
+export const github = headerHmacScheme({
   name: 'github',
-  takesSecret: true,
-  options: {},
-  // x-hub-signature is the legacy SHA-1 signature GitHub still sends beside the SHA-256 one.
-  secretHeaders: [SIGNATURE, 'x-hub-signature'],
-  secretValuePrefixes: [],
-  // Not signed: a replay may carry any id (issue 14); a forged id still needs a valid signature.
-  deliveryId: { header: DELIVERY, signed: false },
-
-  devSecret: hexDevSecret,
-
-  verify({ rawBody, headers, secrets }) {
-    const keys = requireSecrets(secrets, 'github');
-    const header = requireHeader(headers, SIGNATURE, 'X-Hub-Signature-256');
-    const signature = header.startsWith(PREFIX) ? decodeHex(header.slice(PREFIX.length)) : undefined;
-    if (signature?.length !== 32) {
-      throw new SignatureError(
-        'SIGNATURE_MALFORMED',
-        'X-Hub-Signature-256 header is not sha256=<64 hex digits>',
-      );
-    }
-    if (!anyHmacMatches(keys, [rawBody], [signature])) {
-      throw new SignatureError('SIGNATURE_INVALID', 'X-Hub-Signature-256 does not match the body');
-    }
-    return {
-      scheme: 'github',
-      deliveryId: readHeader(headers, DELIVERY, 'X-GitHub-Delivery'),
-      bodyMac: signature,
-    };
-  },
-
-  sign(input) {
-    return {
-      [SIGNATURE]: `${PREFIX}${hmacSha256(signingSecret(input), [input.rawBody]).toString('hex')}`,
-      [DELIVERY]: input.deliveryId ?? (input.newId ?? randomUUID)(),
-      'x-github-event': guessGithubEvent(input.rawBody),
-    };
-  },
-};
+  signature: { header: 'x-hub-signature-256', display: 'X-Hub-Signature-256' },
+  format: { algorithm: 'sha256', encoding: 'hex', prefix: 'sha256=' },
+  delivery: { header: 'x-github-delivery', display: 'X-GitHub-Delivery' },
+  // The legacy SHA-1 signature GitHub still sends beside the SHA-256 one.
+  otherSecretHeaders: ['x-hub-signature'],
+  extraHeaders: (input) => ({ 'x-github-event': guessGithubEvent(input.rawBody) }),
+});
 
 /** GitHub names the event in X-GitHub-Event; guessed from the payload's shape (override with --header). */
 function guessGithubEvent(rawBody: Buffer): string {

@@ -1,43 +1,59 @@
 import { randomUUID } from 'node:crypto';
 import { stringsEqual } from './common/constant-time';
 import { SignatureError } from './common/errors';
-import { readHeader, requireHeader, requireSecrets } from './common/headers';
+import { readHeader, requireHeader, requireSecrets, toleranceOption } from './common/headers';
 import { hexDevSecret, signingSecret } from './common/signing';
+import { standardWebhooks } from './standard-webhooks';
 import type { SenderScheme } from './types';
 
 const TOKEN = 'x-gitlab-token';
-const DELIVERY = 'x-gitlab-event-uuid';
+const SIGNATURE = 'webhook-signature';
+const DELIVERY = 'idempotency-key';
+/** GitLab's signing tokens are Standard Webhooks secrets; any other configured secret is a plain token. */
+const SIGNING_PREFIX = 'whsec_';
 
 /**
- * GitLab: the webhook's secret token, verbatim, in `X-Gitlab-Token`. It proves only that the sender knows
- * the token: GitLab signs neither the body nor a timestamp. The delivery id is `X-Gitlab-Event-UUID`.
+ * GitLab, two ways: a signing token (`whsec_...`) signs `{webhook-id}.{webhook-timestamp}.{body}` in
+ * `webhook-signature` as Standard Webhooks does, timestamp within the tolerance; a secret token is sent
+ * verbatim in `X-Gitlab-Token`, which proves only that the sender knows it. With both kinds configured
+ * (a move to signing), either is accepted; with signing tokens only, a plain token is refused. The delivery
+ * id is `Idempotency-Key`, the same on every retry (the signature covers it as `webhook-id`, not as itself:
+ * the body dedupes too).
  */
 export const gitlab: SenderScheme<'gitlab'> = {
   name: 'gitlab',
   takesSecret: true,
-  options: {},
-  secretHeaders: [TOKEN],
-  // Personal, project and group access tokens pasted where a secret NAME belongs.
-  secretValuePrefixes: ['glpat-'],
+  options: { toleranceSeconds: toleranceOption() },
+  secretHeaders: [TOKEN, SIGNATURE],
+  // Personal, project and group access tokens, and signing tokens, pasted where a secret NAME belongs.
+  secretValuePrefixes: ['glpat-', SIGNING_PREFIX],
   deliveryId: { header: DELIVERY, signed: false },
 
   devSecret: hexDevSecret,
 
-  verify({ headers, secrets }) {
-    const tokens = requireSecrets(secrets, 'gitlab');
-    const presented = requireHeader(headers, TOKEN, 'X-Gitlab-Token');
+  verify(input) {
+    const secrets = requireSecrets(input.secrets, 'gitlab');
+    const signing = secrets.filter((secret) => secret.startsWith(SIGNING_PREFIX));
+    const tokens = secrets.filter((secret) => !secret.startsWith(SIGNING_PREFIX));
+    const deliveryId = readHeader(input.headers, DELIVERY, 'Idempotency-Key');
+    if (signing.length > 0 && (tokens.length === 0 || readHeader(input.headers, SIGNATURE, SIGNATURE))) {
+      const { timestamp } = standardWebhooks.verify({ ...input, secrets: signing });
+      return { scheme: 'gitlab', ...(deliveryId === undefined ? {} : { deliveryId }), timestamp };
+    }
+    const presented = requireHeader(input.headers, TOKEN, 'X-Gitlab-Token');
     // Compare against every configured token so which one matched (rotation) is not timed.
     let matched = false;
     for (const candidate of tokens) matched = stringsEqual(presented, candidate) || matched;
     if (!matched) throw new SignatureError('SIGNATURE_INVALID', 'X-Gitlab-Token is not valid');
-    return { scheme: 'gitlab', deliveryId: readHeader(headers, DELIVERY, 'X-Gitlab-Event-UUID') };
+    return { scheme: 'gitlab', ...(deliveryId === undefined ? {} : { deliveryId }) };
   },
 
   sign(input) {
-    return {
-      [TOKEN]: signingSecret(input),
-      [DELIVERY]: input.deliveryId ?? (input.newId ?? randomUUID)(),
-      'x-gitlab-event': 'Push Hook',
-    };
+    const secret = signingSecret(input);
+    const id = input.deliveryId ?? (input.newId ?? randomUUID)();
+    const credential = secret.startsWith(SIGNING_PREFIX)
+      ? standardWebhooks.sign({ ...input, deliveryId: id })
+      : { [TOKEN]: secret };
+    return { ...credential, [DELIVERY]: id, 'x-gitlab-event-uuid': id, 'x-gitlab-event': 'Push Hook' };
   },
 };

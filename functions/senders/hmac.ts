@@ -11,7 +11,7 @@ import {
   toleranceOf,
 } from './common/headers';
 import { hexDevSecret, signingSecret, unixSeconds } from './common/signing';
-import type { SenderScheme, VerifyConfig } from './types';
+import type { SchemeConfigProblem, SenderScheme, VerifyConfig } from './types';
 
 type Algorithm = NonNullable<VerifyConfig['algorithm']>;
 
@@ -55,6 +55,35 @@ function signedParts(
   return parts;
 }
 
+/**
+ * What the option rules cannot see: a timestamp the signature does not cover is one the attacker sets (the
+ * tolerance would check nothing), and every placeholder must be known and have its header.
+ */
+export function hmacConfigProblems(config: VerifyConfig): SchemeConfigProblem[] {
+  const template = config.signedContent ?? '{body}';
+  const used = new Set([...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? ''));
+  const problems: SchemeConfigProblem[] = [];
+  for (const name of used) {
+    if (!PLACEHOLDERS.has(name)) {
+      problems.push({ option: 'signedContent', message: `unknown placeholder {${name}}` });
+    }
+  }
+  if (config.timestampHeader !== undefined && !used.has('timestamp')) {
+    problems.push({
+      option: 'timestampHeader',
+      message:
+        'signedContent does not include {timestamp}: the tolerance would check a header anyone can set; sign it (e.g. signedContent: "{timestamp}.{body}") or drop timestampHeader',
+    });
+  }
+  if (used.has('timestamp') && config.timestampHeader === undefined) {
+    problems.push({ option: 'signedContent', message: 'uses {timestamp} but no timestampHeader is set' });
+  }
+  if (used.has('id') && config.idHeader === undefined) {
+    problems.push({ option: 'signedContent', message: 'uses {id} but no idHeader is set' });
+  }
+  return problems;
+}
+
 function digest(algorithm: Algorithm, key: string, parts: readonly (string | Uint8Array)[]): Buffer {
   const hmac = createHmac(algorithm, key);
   for (const part of parts) hmac.update(part);
@@ -82,8 +111,9 @@ function settings(config: VerifyConfig, refuse: (message: string) => Error) {
 /**
  * A generic HMAC described in YAML, for senders without a preset: the digest (`algorithm`, `encoding`,
  * after an optional `prefix`) in `header`, over `signedContent` (a template over {body}, {timestamp}, {id},
- * {url}, {method}; default `{body}`). With `timestampHeader`, the timestamp (Unix seconds) must be within
- * `toleranceSeconds`; with `idHeader`, that header is the delivery id (deduplication).
+ * {url}, {method}; default `{body}`). With `timestampHeader`, which signedContent must include, the timestamp
+ * (Unix seconds) must be within `toleranceSeconds`; with `idHeader`, that header is the delivery id, and
+ * when signedContent leaves {id} out the signed content dedupes too (delivery-id.ts).
  */
 export const hmac: SenderScheme<'hmac'> = {
   name: 'hmac',
@@ -106,11 +136,14 @@ export const hmac: SenderScheme<'hmac'> = {
   secretValuePrefixes: [],
 
   devSecret: hexDevSecret,
+  checkConfig: hmacConfigProblems,
 
   verify({ rawBody, headers, secrets, config, now, url, method }) {
     const keys = requireSecrets(secrets, 'hmac');
     const refuse = (message: string): Error => new VerifyConfigError(message);
     const s = settings(config, refuse);
+    const [problem] = hmacConfigProblems(config);
+    if (problem !== undefined) throw refuse(`verify.${problem.option}: ${problem.message}`);
     const tolerance = toleranceOf(config.toleranceSeconds);
     const header = requireHeader(headers, s.header, s.header);
     if (!header.startsWith(s.prefix)) {
@@ -136,7 +169,10 @@ export const hmac: SenderScheme<'hmac'> = {
       throw new SignatureError('SIGNATURE_MISSING', `missing ${s.idHeader} header`);
     }
     const parts = signedParts(s.template, { body: rawBody, timestamp, id, url, method }, refuse);
-    if (!keys.some((key) => bytesEqual(digest(s.algorithm, key, parts), signature))) {
+    // Every key is tried, so which one matched (rotation) is not timed.
+    let matched = false;
+    for (const key of keys) matched = bytesEqual(digest(s.algorithm, key, parts), signature) || matched;
+    if (!matched) {
       throw new SignatureError('SIGNATURE_INVALID', `${s.header} does not match the signed content`);
     }
     // After the signature: a signed timestamp is worth checking only once it is known to be the sender's.
@@ -150,6 +186,8 @@ export const hmac: SenderScheme<'hmac'> = {
       scheme: 'hmac',
       ...(id === undefined ? {} : { deliveryId: id }),
       ...(signedAt === undefined ? {} : { timestamp: signedAt }),
+      // The signed content holds no id: its HMAC stands for it (the content key, delivery-id.ts).
+      ...(s.template.includes('{id}') ? {} : { bodyMac: signature }),
     };
   },
 

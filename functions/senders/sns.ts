@@ -4,10 +4,8 @@ import { SignatureError, SigningError, VerifyConfigError } from './common/errors
 import { jsonAnswer, jsonObjectOf } from './common/handshake';
 import { assertWithinTolerance, requireSecrets, toleranceOf, toleranceOption } from './common/headers';
 import { privateKeyOf, publicKeyOf } from './common/public-key';
+import { isSnsUrl } from './sns-hosts';
 import type { HandshakeContext, SenderScheme, VerifyInput } from './types';
-
-/** The only hosts SNS certificates and subscription URLs may come from. */
-const SNS_HOST = /^sns\.[a-z]{2}(?:-[a-z]+)+-\d\.amazonaws\.com$/;
 
 /** The fields each message type signs, in the order SNS documents. */
 const SIGNED_FIELDS: Readonly<Record<string, readonly string[]>> = {
@@ -24,16 +22,7 @@ const SIGNED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   UnsubscribeConfirmation: ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'],
 };
 
-/** True for an https URL on an `sns.<region>.amazonaws.com` host, the only place SNS sends us to. */
-export function isSnsUrl(text: unknown): text is string {
-  if (typeof text !== 'string') return false;
-  try {
-    const url = new URL(text);
-    return url.protocol === 'https:' && url.port === '' && url.username === '' && SNS_HOST.test(url.hostname);
-  } catch {
-    return false;
-  }
-}
+export { isSnsUrl } from './sns-hosts';
 
 /** The text SNS signs: `name\nvalue\n` for each signed field present, in order. */
 export function snsStringToSign(message: Readonly<Record<string, unknown>>): string {
@@ -60,10 +49,16 @@ function verifySns({ rawBody, secrets, config, now }: VerifyInput) {
     message.SignatureVersion === '1' ? 'sha1' : message.SignatureVersion === '2' ? 'sha256' : undefined;
   if (algorithm === undefined)
     throw new SignatureError('SIGNATURE_MALFORMED', 'SignatureVersion is not 1 or 2');
+  if (algorithm === 'sha1' && config.minSignatureVersion === 2) {
+    throw new SignatureError(
+      'SIGNATURE_INVALID',
+      'SignatureVersion 1 (SHA1) is refused: minSignatureVersion is 2',
+    );
+  }
   if (!isSnsUrl(message.SigningCertURL)) {
     throw new SignatureError(
       'SIGNATURE_INVALID',
-      'SigningCertURL is not an https sns.<region>.amazonaws.com URL',
+      'SigningCertURL is not an https sns.<region>.amazonaws.com(.cn) URL',
     );
   }
   const signature = typeof message.Signature === 'string' ? decodeBase64(message.Signature) : undefined;
@@ -93,8 +88,9 @@ async function confirm(url: string, context: HandshakeContext): Promise<void> {
 
 /**
  * Amazon SNS over HTTPS: the signature is inside the JSON body (SignatureVersion 1: RSA-SHA1, 2:
- * RSA-SHA256) over the documented fields, checked with the topic's signing certificate (the secret holds
- * it, or its public key) after the SigningCertURL is found on an `sns.<region>.amazonaws.com` host; the
+ * RSA-SHA256; `minSignatureVersion: 2` refuses SHA1) over the documented fields, checked with the signing
+ * certificate fetched from the SigningCertURL (an `sns.<region>.amazonaws.com(.cn)` host, chain checked,
+ * cached; sns-certificates.ts), or pinned in the secret when one is configured; the
  * message must come from `topicArn` (every topic of a region signs with the same certificate) and be
  * recent. A SubscriptionConfirmation is verified, then confirmed by fetching its SubscribeURL (https,
  * an SNS host only); an UnsubscribeConfirmation is verified and acknowledged. SNS posts JSON as text/plain.
@@ -107,10 +103,24 @@ export const sns: SenderScheme<'sns'> = {
   options: {
     topicArn: { describe: 'the SNS topic ARN whose messages are accepted', required: 'the SNS topic ARN' },
     toleranceSeconds: toleranceOption(3600),
+    minSignatureVersion: { describe: 'the oldest SignatureVersion accepted: 2 refuses SHA1', default: 1 },
   },
+  // Without a secret, the certificate is fetched from the SigningCertURL (sns-certificates.ts).
+  secretOptional: true,
   secretHeaders: [],
   secretValuePrefixes: [],
   deliveryId: { bodyField: 'MessageId' },
+
+  async fetchKeys({ rawBody }, certificates) {
+    const url = jsonObjectOf(rawBody)?.SigningCertURL;
+    if (!isSnsUrl(url)) {
+      throw new SignatureError(
+        'SIGNATURE_INVALID',
+        'SigningCertURL is not an https sns.<region>.amazonaws.com(.cn) URL',
+      );
+    }
+    return [await certificates.get(url)];
+  },
 
   async handshake(request, context) {
     const type = jsonObjectOf(request.rawBody)?.Type;

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { parse as parseQuery, stringify as stringifyQuery } from 'node:querystring';
 import { formatHmac, type HmacFormat, requireHmac } from './common/body-hmac';
 import { anyHmacMatches, bytesEqual } from './common/constant-time';
 import { decodeHex } from './common/encoding';
@@ -15,11 +16,8 @@ const BODY_HASH_PARAM = 'bodySHA256';
 /** More form fields than any Twilio callback sends are refused before sorting them. */
 const MAX_FIELDS = 1000;
 
-/**
- * The content Twilio signs after the URL: for a form body, each field name (sorted) followed by its
- * values (duplicates dropped, sorted), as twilio's own validateRequest builds it.
- */
-function signedFields(rawBody: Buffer): string {
+/** The form fields as Twilio signs them: names sorted, each name's values with duplicates dropped, sorted. */
+function sortedFields(rawBody: Buffer): [string, string[]][] {
   const fields = new Map<string, Set<string>>();
   let count = 0;
   for (const [name, value] of new URLSearchParams(rawBody.toString('utf8'))) {
@@ -27,19 +25,15 @@ function signedFields(rawBody: Buffer): string {
     if (count > MAX_FIELDS) throw new SignatureError('SIGNATURE_MALFORMED', 'the form has too many fields');
     fields.set(name, (fields.get(name) ?? new Set()).add(value));
   }
-  return [...fields.keys()]
-    .sort()
-    .map((name) =>
-      [...(fields.get(name) ?? [])]
-        .sort()
-        .map((value) => `${name}${value}`)
-        .join(''),
-    )
-    .join('');
+  return [...fields.keys()].sort().map((name) => [name, [...(fields.get(name) ?? [])].sort()]);
 }
 
+/** The content Twilio signs after the URL: each sorted name followed by each of its values, as twilio-node. */
+const signedFields = (fields: readonly [string, string[]][]): string =>
+  fields.map(([name, values]) => values.map((value) => `${name}${value}`).join('')).join('');
+
 /** The URL with and without its default port: Twilio signs whichever it was configured with. */
-function urlVariants(url: string): string[] {
+function portVariants(url: string): string[] {
   const match = /^(https?:\/\/)([^/?#]*)(.*)$/i.exec(url);
   if (!match) return [url];
   const [, scheme = '', authority = '', rest = ''] = match;
@@ -50,6 +44,28 @@ function urlVariants(url: string): string[] {
   const defaultPort = scheme.toLowerCase() === 'https://' ? ':443' : ':80';
   const prefix = `${scheme}${authority.slice(0, userEnd)}${host}`;
   return [...new Set([url, `${prefix}${rest}`, `${prefix}${defaultPort}${rest}`])];
+}
+
+/** The query string re-encoded as Node's legacy `querystring` module does (twilio-node's last fallback). */
+function legacyQuery(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0 || start === url.length - 1) return url;
+  return `${url.slice(0, start)}?${stringifyQuery(parseQuery(url.slice(start + 1)))}`;
+}
+
+/**
+ * The URLs tried, in twilio-node's order: as received (with and without the default port), then as
+ * normalised by `new URL()` (special characters percent-encoded), with its query also in the legacy form.
+ */
+function urlVariants(url: string): string[] {
+  let normalised: string;
+  try {
+    normalised = new URL(url).toString();
+  } catch {
+    return portVariants(url);
+  }
+  const normalisedPorts = portVariants(normalised);
+  return [...new Set([...portVariants(url), ...normalisedPorts, ...normalisedPorts.map(legacyQuery)])];
 }
 
 /** The `bodySHA256` query parameter of a JSON webhook's URL, if any. */
@@ -65,8 +81,9 @@ function bodyHashParam(url: string): string | null | undefined {
  * Twilio: `X-Twilio-Signature: <base64 HMAC-SHA1>` keyed with the account's auth token over the webhook URL
  * (query included) followed by the form fields sorted by name (`application/x-www-form-urlencoded`
  * callbacks); for JSON callbacks the URL carries `bodySHA256`, the hex SHA-256 of the raw body, and the
- * signature covers the URL alone. The URL is tried with and without its default port, as twilio's
- * validateRequest does. No timestamp. The delivery id is `I-Twilio-Idempotency-Token`, not signed.
+ * signature covers the URL alone. The URL is tried as twilio-node's validateRequest tries it (see
+ * urlVariants). No timestamp. The delivery id is `I-Twilio-Idempotency-Token`, not signed: the content key
+ * is the canonical sorted parameters (or the JSON body), so re-ordered or re-encoded replays are duplicates.
  */
 export const twilio: SenderScheme<'twilio'> = {
   name: 'twilio',
@@ -84,26 +101,34 @@ export const twilio: SenderScheme<'twilio'> = {
     const signature = requireHmac(requireHeader(headers, SIGNATURE, DISPLAY), FORMAT, DISPLAY);
     const bodyHash = bodyHashParam(webhookUrl);
     let fields = '';
+    // What is signed besides the URL, canonical: the body's bytes for JSON, else the sorted parameters.
+    let signedDigest: Buffer;
     if (typeof bodyHash === 'string') {
       const expected = decodeHex(bodyHash);
-      const actual = createHash('sha256').update(rawBody).digest();
-      if (expected === undefined || !bytesEqual(expected, actual)) {
+      signedDigest = createHash('sha256').update(rawBody).digest();
+      if (expected === undefined || !bytesEqual(expected, signedDigest)) {
         throw new SignatureError('SIGNATURE_INVALID', 'the bodySHA256 of the URL does not match the body');
       }
     } else {
-      fields = signedFields(rawBody);
+      const sorted = sortedFields(rawBody);
+      fields = signedFields(sorted);
+      signedDigest = createHash('sha256').update(JSON.stringify(sorted)).digest();
     }
     const matched = urlVariants(webhookUrl).some((candidate) =>
       anyHmacMatches(keys, [candidate, fields], [signature], FORMAT.algorithm),
     );
     if (!matched) throw new SignatureError('SIGNATURE_INVALID', `${DISPLAY} does not match the request`);
-    return { scheme: 'twilio', deliveryId: readHeader(headers, DELIVERY, 'I-Twilio-Idempotency-Token') };
+    return {
+      scheme: 'twilio',
+      deliveryId: readHeader(headers, DELIVERY, 'I-Twilio-Idempotency-Token'),
+      signedDigest,
+    };
   },
 
   sign(input) {
     const url = signingUrl(input);
     const json = typeof bodyHashParam(url) === 'string';
-    const fields = json ? '' : signedFields(input.rawBody);
+    const fields = json ? '' : signedFields(sortedFields(input.rawBody));
     return {
       [SIGNATURE]: formatHmac(signingSecret(input), [url, fields], FORMAT),
       [DELIVERY]: input.deliveryId ?? (input.newId ?? randomUUID)(),

@@ -3,6 +3,7 @@
  * Each scheme's module exports one `SenderScheme`; the registry derives every list from them.
  */
 import type { SenderName } from './registry';
+import type { CertificateSource } from './sns-certificates';
 
 /** An integration's `verify` block, as written in the config file (secret names, not values). */
 export interface VerifyConfig extends VerifyOptions {
@@ -36,6 +37,8 @@ export interface VerifyOptions {
   topicArn?: string;
   /** NAME of the secret holding the verify token a sender's GET challenge presents (Meta's `hub.verify_token`). */
   verifyTokenSecret?: string;
+  /** The oldest signature version accepted (SNS: 2 refuses SHA1 signatures). */
+  minSignatureVersion?: 1 | 2;
 }
 
 /** The name of one scheme-specific option. */
@@ -115,6 +118,8 @@ export interface HandshakeContext {
   keepSecret(value: string): Promise<void>;
   /** Reads a secret by NAME (e.g. `verifyTokenSecret`), from the same source as the verify secrets. */
   secret(name: string): Promise<string>;
+  /** The integration's verify secrets read again past any cache (a window an operator just opened). */
+  rereadSecrets(): Promise<readonly string[]>;
 }
 
 /** The answer to a challenge or handshake; no job is created for it. */
@@ -135,11 +140,22 @@ export interface VerifiedDelivery {
   /** The signed timestamp, when the scheme has one. */
   timestamp?: Date;
   /**
-   * For schemes whose signature is an HMAC of the raw body alone: the HMAC that matched. The same bytes
-   * under the same key always give the same HMAC, so a digest of it stands for the body (the content key)
-   * without hashing the body a second time. It is the signature: never kept or logged as it is.
+   * For schemes whose signature is an HMAC of raw bytes that hold no delivery id (the body, perhaps with a
+   * signed timestamp): the HMAC that matched. The same content under the same key gives the same HMAC, so a
+   * digest of it stands for the content (the content key). It is the signature: never kept or logged as is.
    */
   bodyMac?: Uint8Array;
+  /**
+   * For schemes that sign parsed content rather than bytes (Twilio's sorted parameters, Adyen's eight item
+   * fields): a SHA-256 of what is signed, in canonical form, so a re-serialised replay has the same key.
+   */
+  signedDigest?: Uint8Array;
+}
+
+/** A configuration the scheme refuses, and the option it is about (config check and start-up). */
+export interface SchemeConfigProblem {
+  readonly option: VerifyOptionName;
+  readonly message: string;
 }
 
 /** What signing one delivery as its sender would (`docrelay send`) needs. */
@@ -200,6 +216,15 @@ export interface SenderScheme<Name extends string = string> {
    * write the integration's first secret (the construct grants PutSecretValue on it).
    */
   readonly keepsHandedSecret?: boolean;
+  /** Problems of a verify block the option rules cannot see (combinations of options); none when absent. */
+  checkConfig?(config: VerifyConfig): readonly SchemeConfigProblem[];
+  /** True when `verify.secret` may be left out: the keys then come from `fetchKeys`. */
+  readonly secretOptional?: boolean;
+  /**
+   * For senders whose key is named in the delivery (SNS's SigningCertURL), when no secret is configured: the
+   * keys `verify` then takes as its secrets, from a source that checks where they come from.
+   */
+  fetchKeys?(input: VerifyInput, certificates: CertificateSource): Promise<readonly string[]>;
   /** Verifies one delivery over its raw bytes; throws SignatureError (refuse, 401) or VerifyConfigError. */
   verify(input: VerifyInput): VerifiedDelivery;
   /** The headers (lower-case names) its sender would send with these bytes; throws SigningError. */

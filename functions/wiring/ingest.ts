@@ -6,6 +6,8 @@ import { SqsJobQueue } from '../adapters/sqs/job-queue';
 import type { LoadedConfig } from '../config/compile';
 import type { IngestDeps } from '../core/accept-delivery';
 import type { SecretSource } from '../ports/secret-source';
+import { type CertificateSource, snsCertificateSource } from '../senders/sns-certificates';
+import { isSnsUrl } from '../senders/sns-hosts';
 
 /** What the ingest is built from. */
 export interface IngestParts {
@@ -18,6 +20,8 @@ export interface IngestParts {
   readonly sealingSecretName: string;
   /** Confirms a subscription by fetching its URL (tests inject a loopback fake). @default fetchSubscription */
   readonly fetchSubscription?: (url: string) => Promise<{ status: number; body: string }>;
+  /** Where SNS signing certificates come from. @default snsCertificateSource over fetchBounded */
+  readonly certificates?: CertificateSource;
 }
 
 /** Builds what accepting a delivery needs (webhooks and EventBridge events alike). */
@@ -29,6 +33,7 @@ export function buildIngestDeps(parts: IngestParts): IngestDeps {
     jobs: new DynamoJobRepository(parts.dynamodb, parts.tableName),
     queue: new SqsJobQueue(parts.sqs, parts.queueUrl),
     sealingSecretName: parts.sealingSecretName,
+    certificates: parts.certificates ?? snsCertificateSource({ fetch: fetchBounded }),
     handshake: {
       fetch: parts.fetchSubscription ?? fetchSubscription,
       ...(secrets.put === undefined
@@ -46,14 +51,21 @@ const SUBSCRIPTION_TIMEOUT_MS = 10_000;
  * `sns.<region>.amazonaws.com` host (the scheme checked it too), no redirects followed, the answer cut at 64 KiB.
  */
 export async function fetchSubscription(url: string): Promise<{ status: number; body: string }> {
-  const target = new URL(url);
-  if (target.protocol !== 'https:' || !/^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.hostname)) {
-    throw new Error('only https://sns.<region>.amazonaws.com URLs are fetched');
-  }
-  const response = await fetch(target, {
+  if (!isSnsUrl(url)) throw new Error('only https://sns.<region>.amazonaws.com(.cn) URLs are fetched');
+  const response = await fetch(url, {
     redirect: 'error',
     signal: AbortSignal.timeout(SUBSCRIPTION_TIMEOUT_MS),
   });
   const body = (await response.text()).slice(0, 65_536);
+  return { status: response.status, body };
+}
+
+/** GETs a certificate (the source checked the host first): no redirects, 10 s, at most 64 KiB kept. */
+export async function fetchBounded(url: string): Promise<{ status: number; body: Buffer }> {
+  const response = await fetch(url, {
+    redirect: 'error',
+    signal: AbortSignal.timeout(SUBSCRIPTION_TIMEOUT_MS),
+  });
+  const body = Buffer.from(await response.arrayBuffer()).subarray(0, 65_536);
   return { status: response.status, body };
 }

@@ -56,13 +56,13 @@ export function signStripe(body: Buffer, secret: string, at?: Date): SignedHeade
   return { 'content-type': 'application/json', 'stripe-signature': header };
 }
 
-/** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC>`, the delivery id in X-Shopify-Event-Id. */
-export function signShopify(body: Buffer, secret: string, eventId: string = randomUUID()): SignedHeaders {
+/** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC>`, the delivery id in X-Shopify-Webhook-Id. */
+export function signShopify(body: Buffer, secret: string, webhookId: string = randomUUID()): SignedHeaders {
   return {
     'content-type': 'application/json',
     'x-shopify-topic': 'orders/paid',
-    'x-shopify-event-id': eventId,
-    'x-shopify-webhook-id': randomUUID(),
+    'x-shopify-event-id': randomUUID(),
+    'x-shopify-webhook-id': webhookId,
     'x-shopify-hmac-sha256': createHmac('sha256', secret).update(body).digest('base64'),
   };
 }

@@ -65,6 +65,7 @@ describe('docrelay --help', () => {
   it('knows every command the README names', () => {
     expect(paths.map((path) => path.join(' ')).sort()).toEqual(
       [
+        'asana-handshake',
         'check',
         'console',
         'dev',

@@ -30,7 +30,7 @@ describe('resolveDeliveryId', () => {
   it.each([
     ['github', '{ scheme: github, secret: s }', input({}, { 'x-github-delivery': 'gh-1' }), 'gh-1'],
     ['stripe', '{ scheme: stripe, secret: s }', input({ id: 'evt_1' }), 'evt_1'],
-    ['shopify', '{ scheme: shopify, secret: s }', input({}, { 'x-shopify-event-id': 'sh-1' }), 'sh-1'],
+    ['shopify', '{ scheme: shopify, secret: s }', input({}, { 'x-shopify-webhook-id': 'sh-1' }), 'sh-1'],
     [
       'standard-webhooks',
       '{ scheme: standard-webhooks, secret: s }',

@@ -8,8 +8,10 @@ const gitlab = (headers: Record<string, string>, fields: Parameters<typeof input
   input({ scheme: 'gitlab', secret: 'docrelay/gitlab' }, { secrets: [token], headers, ...fields });
 
 describe('gitlab scheme', () => {
-  it('accepts the secret token and reads X-Gitlab-Event-UUID', () => {
-    const result = verifyDelivery(gitlab({ 'x-gitlab-token': token, 'x-gitlab-event-uuid': 'u-1' }));
+  it('accepts the secret token and reads Idempotency-Key', () => {
+    const result = verifyDelivery(
+      gitlab({ 'x-gitlab-token': token, 'x-gitlab-event-uuid': 'u-9', 'idempotency-key': 'u-1' }),
+    );
     expect(result).toEqual({ scheme: 'gitlab', deliveryId: 'u-1' });
     expect(verifyDelivery(gitlab({ 'x-gitlab-token': other }, { secrets: [token, other] })).scheme).toBe(
       'gitlab',

@@ -14,6 +14,7 @@ import {
   type VerifyConfig,
   verifyDelivery,
 } from '../../../functions/senders';
+import { ASANA_WINDOW_MAX_MINUTES, asanaWindowValue } from '../../../functions/senders/asana';
 import { signSnsMessage } from '../../../functions/senders/sns';
 import { expectRefused, input, NOW, NOW_S, randomSecret, TEST_URL } from './fixtures';
 
@@ -33,6 +34,7 @@ function fakeContext(secrets: Record<string, string> = {}) {
       kept.push(value);
     },
     secret: async (name) => secrets[name] ?? '',
+    rereadSecrets: async () => (secrets.reread === undefined ? [] : [secrets.reread]),
   };
   return { context, fetched, kept };
 }
@@ -199,22 +201,41 @@ describe('asana', () => {
   const config: VerifyConfig = { scheme: 'asana', secret: 's' };
   const hookSecret = randomSecret();
 
-  it('echoes X-Hook-Secret and keeps it while the secret is pending', async () => {
+  const window = (minutes: number) => asanaWindowValue(new Date(NOW.getTime() + minutes * 60_000));
+
+  it('echoes X-Hook-Secret and keeps it inside a window the operator opened', async () => {
     const fake = fakeContext();
     const result = await answer(
       config,
-      { headers: { 'x-hook-secret': hookSecret }, secrets: ['pending'] },
+      { headers: { 'x-hook-secret': hookSecret }, secrets: [window(10)] },
       fake.context,
     );
     expect(result).toMatchObject({ status: 200, headers: { 'x-hook-secret': hookSecret } });
     expect(fake.kept).toEqual([hookSecret]);
   });
 
-  it('never replaces a kept secret with another handshake', async () => {
+  it('refuses a handshake with no window, an expired one or one longer than the maximum', async () => {
+    for (const kept of ['pending', '', window(-1), window(ASANA_WINDOW_MAX_MINUTES + 5)]) {
+      const fake = fakeContext();
+      await expect(
+        answer(config, { headers: { 'x-hook-secret': hookSecret }, secrets: [kept] }, fake.context),
+      ).rejects.toThrow(/no handshake window is open/);
+      expect(fake.kept).toEqual([]);
+    }
+  });
+
+  it('reads the secret again when the cached value opens no window (a window opened moments ago)', async () => {
+    const fake = fakeContext({ reread: window(5) });
+    await answer(config, { headers: { 'x-hook-secret': hookSecret }, secrets: ['pending'] }, fake.context);
+    expect(fake.kept).toEqual([hookSecret]);
+  });
+
+  it('never replaces a kept secret with another handshake, and echoes the kept one again', async () => {
     const fake = fakeContext();
     await expect(
       answer(config, { headers: { 'x-hook-secret': randomSecret() }, secrets: [hookSecret] }, fake.context),
     ).rejects.toThrow(SignatureError);
+    await answer(config, { headers: { 'x-hook-secret': hookSecret }, secrets: [hookSecret] }, fake.context);
     expect(fake.kept).toEqual([]);
   });
 
@@ -231,6 +252,7 @@ describe('asana', () => {
     );
     expectRefused(input(config, { rawBody: body, headers: {}, secrets: [hookSecret] }), 'SIGNATURE_MISSING');
     expectRefused(input(config, { rawBody: body, headers, secrets: ['pending'] }), 'SIGNATURE_INVALID');
+    expectRefused(input(config, { rawBody: body, headers, secrets: [window(5)] }), 'SIGNATURE_INVALID');
   });
 });
 

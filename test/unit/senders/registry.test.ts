@@ -34,6 +34,7 @@ const SAMPLE_OPTIONS: Required<VerifyOptions> = {
   idHeader: 'X-Test-Id',
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:orders',
   verifyTokenSecret: 'test/verify-token',
+  minSignatureVersion: 2,
 };
 
 /** A valid verify block for the scheme, through the config schema (defaults filled), with every required option. */
@@ -192,7 +193,11 @@ describe('the sender registry', () => {
         const result = VerifyConfigSchema.safeParse({ ...base, [option]: value });
         const rule = scheme.options[option as keyof VerifyOptions];
         if (rule !== undefined) {
-          expect(result.success).toBe(rule.mustBe === undefined || rule.mustBe === value);
+          // Combinations a scheme refuses on its own (hmac: a timestamp outside signedContent) fail too.
+          const combined = scheme.checkConfig?.({ ...base, [option]: value } as VerifyConfig) ?? [];
+          expect(result.success).toBe(
+            (rule.mustBe === undefined || rule.mustBe === value) && combined.length === 0,
+          );
         } else {
           expect(result.error?.issues).toEqual([
             expect.objectContaining({

@@ -13,7 +13,7 @@ const shopify = (headers: Record<string, string>, fields: { secrets?: string[]; 
   input({ scheme: 'shopify', secret: 'docrelay/shopify' }, { secrets: [secret], headers, ...fields });
 
 describe('shopify scheme', () => {
-  it('accepts a base64 HMAC of the raw body and returns X-Shopify-Event-Id as the delivery id', () => {
+  it('accepts a base64 HMAC of the raw body and returns X-Shopify-Webhook-Id as the delivery id', () => {
     const result = verifyDelivery(
       shopify({
         'x-shopify-hmac-sha256': shopifySign(secret, BODY),
@@ -24,7 +24,7 @@ describe('shopify scheme', () => {
     );
     expect(result).toEqual({
       scheme: 'shopify',
-      deliveryId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+      deliveryId: '0d0c2e70-9c45-4bd4-b0f5-4d6d5a9a9f53',
       bodyMac: Buffer.from(shopifySign(secret, BODY), 'base64'),
     });
   });

@@ -25,7 +25,7 @@ describe('twilio scheme', () => {
     const result = verifyDelivery(
       twilio({ 'x-twilio-signature': signature, 'i-twilio-idempotency-token': 'idem-1' }),
     );
-    expect(result).toEqual({ scheme: 'twilio', deliveryId: 'idem-1' });
+    expect(result).toEqual({ scheme: 'twilio', deliveryId: 'idem-1', signedDigest: expect.any(Buffer) });
   });
 
   it("signs as twilio's validateRequest expects", () => {
