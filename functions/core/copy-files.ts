@@ -11,7 +11,7 @@ import { discardEarly, type EarlyDownload } from './generate-document';
 import { applyChanges, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
 import { decideCopyRetry, describeFailure } from './retry-policy';
 import { renderKey } from './storage-key';
-import { logFields, type Worker } from './worker-deps';
+import { logFields, serviceBudget, type Worker } from './worker-deps';
 
 /**
  * The service refused a link: expired (401, 403, 404, 410), or another 4xx for a link it made itself, which
@@ -162,7 +162,7 @@ async function openDownload(
   const started = linkAgeMs(job, early?.startedAt ?? w.now());
   let download: DocumentDownload;
   if (early === undefined) {
-    download = await w.docgen.download(url);
+    download = await w.docgen.download(url, serviceBudget(job));
   } else {
     const result = await early.result;
     if (!('body' in result)) throw result.failed;

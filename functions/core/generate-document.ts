@@ -12,7 +12,7 @@ import type { DocumentDownload } from '../ports/document-service';
 import { RuleRemovedError } from './errors';
 import { type DeliveryRecord, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
 import { openPayload, payloadMappingInput } from './payload';
-import type { Worker } from './worker-deps';
+import { serviceBudget, type Worker } from './worker-deps';
 
 /** A download begun before its file's turn; it never rejects (its failure is its value). */
 export interface EarlyDownload {
@@ -23,11 +23,11 @@ export interface EarlyDownload {
 }
 
 /** Starts a file's download now; its outcome is kept for the copy, or discarded (discardEarly). */
-export function startEarly(w: Worker, fileId: string, url: string): EarlyDownload {
+export function startEarly(w: Worker, job: JobRecord, fileId: string, url: string): EarlyDownload {
   return {
     fileId,
     startedAt: w.now(),
-    result: w.docgen.download(url).then(
+    result: w.docgen.download(url, serviceBudget(job)).then(
       (download) => download,
       (failed: unknown) => ({ failed }),
     ),
@@ -58,10 +58,11 @@ export async function generateDocument(
     data: mapped.data,
     template,
     ...(mapped.templateFileId === undefined ? {} : { templateFileId: mapped.templateFileId }),
+    ...serviceBudget(job),
   });
   const createdAt = w.now();
   const first = created.files[0];
-  const early = first === undefined ? undefined : startEarly(w, first.id, first.downloadUrl);
+  const early = first === undefined ? undefined : startEarly(w, job, first.id, first.downloadUrl);
   try {
     const links = Object.fromEntries(created.files.map((file) => [file.id, file.downloadUrl]));
     const document: JobDocument = {

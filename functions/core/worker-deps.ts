@@ -111,5 +111,16 @@ export function serviceOrigin(baseUrl: string): string {
   }
 }
 
+/**
+ * How long one service call of a retried attempt may spend retrying in place (a first attempt has the client's
+ * whole budget): a retry that meets the service's trouble gives its lane back and waits in the queue, so
+ * retries never hold the lanes that fresh deliveries need for their first attempt.
+ */
+export const RETRY_ATTEMPT_SERVICE_BUDGET_MS = 2_000;
+
+/** The in-place retry budget of a job's service calls in this attempt (undefined: the client's own). */
+export const serviceBudget = (job: { readonly attempts: number }): { retryBudgetMs?: number } =>
+  job.attempts > 1 ? { retryBudgetMs: RETRY_ATTEMPT_SERVICE_BUDGET_MS } : {};
+
 /** A job error as log fields: `message` is a key Powertools' Logger reserves (and would drop). */
 export const logFields = (error: FailureReason) => ({ code: error.code, reason: error.message });

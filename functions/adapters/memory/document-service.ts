@@ -23,6 +23,8 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
   readonly created: CreateDocumentRequest[] = [];
   /** Every download, by link. */
   readonly downloads: string[] = [];
+  /** The retry budget each download was given (undefined: none). */
+  readonly downloadBudgets: Array<number | undefined> = [];
   private readonly links = new Map<string, Link>();
   private readonly createFaults: unknown[] = [];
   private readonly downloadFaults: Array<unknown | 'truncate' | 'expire'> = [];
@@ -105,8 +107,9 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
     };
   }
 
-  async download(url: string): Promise<DocumentDownload> {
+  async download(url: string, options: { readonly retryBudgetMs?: number } = {}): Promise<DocumentDownload> {
     this.downloads.push(url);
+    this.downloadBudgets.push(options.retryBudgetMs);
     const link = this.links.get(url);
     const fault = this.downloadFaults.shift();
     if (fault === 'expire' && link !== undefined) link.expired = true;

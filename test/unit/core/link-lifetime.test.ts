@@ -14,6 +14,7 @@ import {
   LINKS_EXPIRING_MAX_DELAY_SECONDS,
   MAX_COPY_RETRIES_PER_ATTEMPT,
 } from '../../../functions/core/retry-policy';
+import { RETRY_ATTEMPT_SERVICE_BUDGET_MS } from '../../../functions/core/worker-deps';
 import { config, memoryBench, memoryLog, signedWebhook } from './support';
 
 type Bench = ReturnType<typeof memoryBench>;
@@ -148,6 +149,25 @@ describe('the worker and the links it learns', () => {
     expect(outcome.kind).toBe('retry');
     await new Promise((resolve) => setImmediate(resolve));
     expect(bodies.map((body) => body.destroyed)).toEqual([true]);
+  });
+
+  it("gives a retried attempt's service calls a short budget, so it waits in the queue rather than in a lane", async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.store.failNext(storeDown(), MAX_COPY_RETRIES_PER_ATTEMPT + 1);
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('retry');
+    expect(b.service.created.map((r) => r.retryBudgetMs)).toEqual([undefined]);
+    expect(b.service.downloadBudgets).toEqual([undefined, undefined, undefined]);
+    b.service.expireLinks();
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(b.service.created.map((r) => r.retryBudgetMs)).toEqual([
+      undefined,
+      RETRY_ATTEMPT_SERVICE_BUDGET_MS,
+    ]);
+    expect(b.service.downloadBudgets.slice(3)).toEqual([
+      RETRY_ATTEMPT_SERVICE_BUDGET_MS,
+      RETRY_ATTEMPT_SERVICE_BUDGET_MS,
+    ]);
   });
 
   it('backs off briefly after links kept being refused, whatever the attempts so far', () => {
