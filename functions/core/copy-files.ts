@@ -5,7 +5,12 @@
  * links' lifetime (link-lifetime.ts).
  */
 import { openJson } from '../commons/seal';
-import { DocgenDownloadOriginRefusedError, DocgenError, DocgenLinkExpiredError } from '../docgen/errors';
+import {
+  DocgenDownloadCutError,
+  DocgenDownloadOriginRefusedError,
+  DocgenError,
+  DocgenLinkExpiredError,
+} from '../docgen/errors';
 import type { DocumentDownload } from '../ports/document-service';
 import { discardEarly, type EarlyDownload } from './generate-document';
 import { applyChanges, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
@@ -163,12 +168,22 @@ async function openDownload(
   let download: DocumentDownload;
   if (early === undefined) {
     download = await w.docgen.download(url, serviceBudget(job));
+    // Until the store listens, a break in the body is seen through `errored` below, not as an unheard error.
+    download.body.on('error', () => undefined);
   } else {
     const result = await early.result;
     if (!('body' in result)) throw result.failed;
     download = result;
   }
-  await w.links.observe(w.log, 'served', started);
+  // Not awaited: nothing waits on the shared estimate while a body is open (observe never throws).
+  void w.links.observe(w.log, 'served', started);
+  // An early body that broke off while it waited is that download's failure (nothing would read it now). Checked
+  // last, synchronously before the store takes the body.
+  if (download.body.errored !== null || download.body.destroyed) {
+    throw (
+      download.body.errored ?? new DocgenDownloadCutError('download: the body ended before the copy began')
+    );
+  }
   return download;
 }
 

@@ -28,7 +28,12 @@ export function startEarly(w: Worker, job: JobRecord, fileId: string, url: strin
     fileId,
     startedAt: w.now(),
     result: w.docgen.download(url, serviceBudget(job)).then(
-      (download) => download,
+      (download) => {
+        // Its body may break off before the copy takes it: the copy then finds it errored (`errored`),
+        // instead of an unheard error ending the process.
+        download.body.on('error', () => undefined);
+        return download;
+      },
       (failed: unknown) => ({ failed }),
     ),
   };

@@ -142,8 +142,9 @@ async function runClaimedJob(
   for (let generation = 0; ; generation += 1) {
     let early: EarlyDownload | undefined;
     if (links === undefined) {
-      if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
+      // A refused document goes first: the next attempt must not try its dead links again.
       if (job.status === 'created') job = await dropDocument(w, job);
+      if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
       read ??= await w.jobs.getDelivery(job.integration, job.deliveryId);
       if (read === undefined) throw new DeliveryMissingError(job.deliveryId);
       ({ job, links, early } = await generateDocument(w, job, read, sealingSecret));

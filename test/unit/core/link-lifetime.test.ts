@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { InMemoryServiceEstimates } from '../../../functions/adapters/memory/service-estimates';
 import { DocrelayError } from '../../../functions/commons/errors';
 import { acceptWebhook } from '../../../functions/core/accept-delivery';
@@ -15,6 +16,7 @@ import {
   MAX_COPY_RETRIES_PER_ATTEMPT,
 } from '../../../functions/core/retry-policy';
 import { RETRY_ATTEMPT_SERVICE_BUDGET_MS } from '../../../functions/core/worker-deps';
+import { DocgenDownloadCutError } from '../../../functions/docgen/errors';
 import { config, memoryBench, memoryLog, signedWebhook } from './support';
 
 type Bench = ReturnType<typeof memoryBench>;
@@ -149,6 +151,41 @@ describe('the worker and the links it learns', () => {
     expect(outcome.kind).toBe('retry');
     await new Promise((resolve) => setImmediate(resolve));
     expect(bodies.map((body) => body.destroyed)).toEqual([true]);
+  });
+
+  it('takes an early body that broke off while the checkpoint was written as a failed download, and downloads again', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const download = b.service.download.bind(b.service);
+    let first = true;
+    b.service.download = async (url, options) => {
+      const opened = await download(url, options);
+      if (!first) return opened;
+      first = false;
+      const cut = new PassThrough();
+      setImmediate(() => cut.destroy(new DocgenDownloadCutError('download: cut')));
+      return { ...opened, body: cut };
+    };
+    const update = b.jobs.updateJob.bind(b.jobs);
+    b.jobs.updateJob = async (current, changes) => {
+      // The body breaks off while the checkpoint is being written.
+      if (changes.status === 'created') await new Promise((resolve) => setImmediate(resolve));
+      return update(current, changes);
+    };
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect(b.service.downloads).toHaveLength(2);
+    expect(b.service.created).toHaveLength(1);
+  });
+
+  it('drops a document whose links were refused before giving up the attempt, so the next one does not try them', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    b.service.failDownload('expire', 'expire', 'expire');
+    expect(await processJob(b.worker, jobId, receipt())).toMatchObject({ error: { code: 'LINKS_EXPIRING' } });
+    expect(await job(b, jobId)).toMatchObject({ status: 'queued' });
+    const downloads = b.service.downloads.length;
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(b.service.downloads.length - downloads).toBe(1);
   });
 
   it("gives a retried attempt's service calls a short budget, so it waits in the queue rather than in a lane", async () => {
