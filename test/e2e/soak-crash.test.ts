@@ -22,6 +22,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoServiceEstimates } from '../../functions/adapters/dynamodb/service-estimates';
+import { plannedLifetimeMs } from '../../functions/core/link-lifetime';
 import { SOAK_FAULTS } from '../../local/emulator/faults';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import { largeFileTemplateId } from '../../local/emulator/template-store';
@@ -266,6 +268,11 @@ describe('crash soak', () => {
     const requested = jobs.reduce((sum, job) => sum + job.documentsRequested, 0);
     const regenerations = stored.reduce((sum, job) => sum + job.documentsRequested - 1, 0);
     const cutAnswers = [...answers.values()].flat().filter((a) => a === undefined).length;
+    // What the workers learned of the links' lifetime, as they share it in the job table.
+    const learned = await new DynamoServiceEstimates(
+      restarted.stack.clients.dynamodb,
+      restarted.stack.aws.tableName,
+    ).linkAges(new URL(service.url).origin);
     const byTitle = documentsByTitle(stats.createdDocuments);
     const early = earlyRegenerations(byTitle);
     // A document made before the restart whose answer the kill cut off is unknown to the restarted worker
@@ -288,6 +295,8 @@ describe('crash soak', () => {
       createCalls: createCalls(stats),
       createCallsPerJob: Math.round((createCalls(stats) / jobs.length) * 100) / 100,
       regenerations,
+      learnedRefusedAtMs: learned?.refusedAtMs,
+      plannedLinkLifetimeMs: Math.round(plannedLifetimeMs(learned)),
       regeneratedWhileLinksLived: early.length,
       ofThemAcrossTheKill: earlyAcrossKill.length,
       longestWaitForFirstDocumentAfterRestart: longestFirstDocumentWait(answeredAt, byTitle, restartedAtMs),
