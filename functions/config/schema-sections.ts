@@ -55,6 +55,15 @@ export const ServiceConfigSchema = z
       .max(300)
       .default(30)
       .describe('Timeout of one request to the service, in seconds.'),
+    linkLifetimeSeconds: z
+      .number()
+      .int('must be a whole number')
+      .min(1)
+      .max(86_400)
+      .optional()
+      .describe(
+        "How long the service's download links live, in seconds. Unset: learned from the downloads the service refuses as expired (55 minutes until one is).",
+      ),
   })
   .describe('The Document Generation Service.');
 

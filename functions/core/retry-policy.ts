@@ -9,6 +9,7 @@ import {
   DocgenTimeoutError,
   DocgenUnavailableError,
 } from '../docgen/errors';
+import { LinksExpiringError } from './errors';
 
 /** A job error as it may be recorded: code and message, never a secret (messages are built without them). */
 export interface FailureReason {
@@ -51,6 +52,9 @@ export type RetryDecision =
 
 /** The longest wait between attempts (SQS's largest delay and visibility change that we use). */
 export const MAX_BACKOFF_SECONDS = 900;
+
+/** The longest wait after an attempt whose links kept being refused. */
+export const LINKS_EXPIRING_MAX_DELAY_SECONDS = 5;
 
 /** A job error as recorded: a docrelay error's code and message; anything else says only "unexpected". */
 export function describeFailure(error: unknown): FailureReason {
@@ -122,7 +126,13 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
     return { kind: 'requeue', delaySeconds: delaySeconds(), reason };
   }
   if (retryable && facts.receiveCount < facts.maxReceiveCount) {
-    return { kind: 'retry', delaySeconds: delaySeconds(), reason, outage };
+    // Links that kept being refused: the worker already asked again at once within the attempt, so the wait
+    // is a short breath, not a backoff that grows with the job's attempts (it would leave the job for minutes).
+    const wait =
+      error instanceof LinksExpiringError
+        ? Math.min(delaySeconds(), LINKS_EXPIRING_MAX_DELAY_SECONDS)
+        : delaySeconds();
+    return { kind: 'retry', delaySeconds: wait, reason, outage };
   }
   if (!retryable) return { kind: 'fail', error: reason };
   return {
@@ -145,19 +155,18 @@ export const COPY_RETRY_BASE_MS = 250;
  */
 const LINK_WAIT_SHARE = 4;
 
-/** What to do after a copy from a live link failed, within the attempt. */
+/** What to do after a copy from a link failed, within the attempt. */
 export type CopyRetryDecision =
   | { readonly kind: 'redownload'; readonly pauseMs: number }
-  | { readonly kind: 'regenerate' }
   | { readonly kind: 'settle' };
 
 /**
  * Decides, within an attempt, what a failed copy of a file (the download failed or was truncated, the store
- * refused it) means while the job holds its lease. A live link is tried again at once, after a short pause
- * that ends well before the link expires; when the link cannot outlive even that pause, a new document is
- * asked for now (waiting would only find the link dead). An answer with a Retry-After (a rate limit, a 5xx
- * that says when to come back: honoured by `decideRetry`), an error that is not retryable, or more failures
- * than MAX_COPY_RETRIES_PER_ATTEMPT go to the job's retry decision.
+ * refused it) means while the job holds its lease. The link is tried again, after a short pause that ends
+ * well before the link should expire; when it should not outlive even that pause, at once (it may still live:
+ * only the service refusing it makes a new document). An answer with a Retry-After (a rate limit, a 5xx that
+ * says when to come back: honoured by `decideRetry`), an error that is not retryable, or more failures than
+ * MAX_COPY_RETRIES_PER_ATTEMPT go to the job's retry decision.
  */
 export function decideCopyRetry(facts: {
   readonly error: unknown;
@@ -171,8 +180,7 @@ export function decideCopyRetry(facts: {
   if (!retryable || backsOff(error)) return { kind: 'settle' };
   if (facts.failures > MAX_COPY_RETRIES_PER_ATTEMPT) return { kind: 'settle' };
   const pauseMs = COPY_RETRY_BASE_MS * 2 ** Math.max(0, facts.failures - 1);
-  if (pauseMs * LINK_WAIT_SHARE <= facts.linkRemainingMs) return { kind: 'redownload', pauseMs };
-  return { kind: 'regenerate' };
+  return { kind: 'redownload', pauseMs: pauseMs * LINK_WAIT_SHARE <= facts.linkRemainingMs ? pauseMs : 0 };
 }
 
 /**

@@ -220,6 +220,7 @@ export class DocgenClient implements DocumentService, TemplateSource {
       what: `template ${templateId}`,
       body: JSON.stringify({ data: request.data }),
       expect: [200, 201],
+      ...(request.retryBudgetMs === undefined ? {} : { retryBudgetMs: request.retryBudgetMs }),
     });
   }
 
@@ -239,9 +240,15 @@ export class DocgenClient implements DocumentService, TemplateSource {
       signal: options.signal,
     };
     return withRetry('download', () => downloadOnce(start, context), {
-      ...this.retryEnv,
+      ...this.budgeted(options.retryBudgetMs),
       signal: options.signal,
     });
+  }
+
+  /** The retry environment, its total budget cut to `budgetMs` when that is shorter. */
+  private budgeted(budgetMs: number | undefined): RetryEnvironment {
+    if (budgetMs === undefined || budgetMs >= this.retryEnv.policy.totalBudgetMs) return this.retryEnv;
+    return { ...this.retryEnv, policy: { ...this.retryEnv.policy, totalBudgetMs: Math.max(0, budgetMs) } };
   }
 
   private url(path: string): URL {
@@ -273,7 +280,7 @@ export class DocgenClient implements DocumentService, TemplateSource {
     method: 'GET' | 'POST',
     url: URL,
     schema: WireSchema<T>,
-    opts: { what: string; body?: string; expect?: readonly number[] },
+    opts: { what: string; body?: string; expect?: readonly number[]; retryBudgetMs?: number },
   ): Promise<T> {
     const expect = opts.expect ?? [200];
     let refreshed = false;
@@ -318,7 +325,7 @@ export class DocgenClient implements DocumentService, TemplateSource {
             { status: response.status, header: (name) => response.header(name), text: response.text },
           );
         },
-        this.retryEnv,
+        this.budgeted(opts.retryBudgetMs),
       );
     } catch (error) {
       if (error instanceof DocgenError && requests > 0) error.attempts = requests;

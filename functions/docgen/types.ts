@@ -46,6 +46,8 @@ export interface CreateDocumentRequest {
   readonly templateFileId?: string;
   /** The template, when the caller already has it (saves a request to learn its files). */
   readonly template?: Template;
+  /** Time this call may spend retrying, waits included, when shorter than the client's budget. */
+  readonly retryBudgetMs?: number;
 }
 
 /** A download in progress: the body streams, nothing is buffered. */
@@ -68,4 +70,6 @@ export interface DownloadResult {
 export interface DownloadOptions {
   /** Aborts the download (before or while the body streams). */
   readonly signal?: AbortSignal;
+  /** Time this download may spend retrying its request, when shorter than the client's budget. */
+  readonly retryBudgetMs?: number;
 }

@@ -19,8 +19,11 @@ export interface DocumentDownload {
 export interface DocumentService {
   /** Asks the service to generate a document; resolves to its id and files with temporary links. */
   createDocument(request: CreateDocumentRequest): Promise<GeneratedDocument>;
-  /** Opens a temporary download link (throws DocgenLinkExpiredError once it has expired). */
-  download(url: string): Promise<DocumentDownload>;
+  /**
+   * Opens a temporary download link (throws DocgenLinkExpiredError once it has expired); `retryBudgetMs`
+   * shortens the time its request may spend retrying.
+   */
+  download(url: string, options?: { readonly retryBudgetMs?: number }): Promise<DocumentDownload>;
 }
 
 export type { TemplateSource };

@@ -4,11 +4,13 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobRepository } from '../adapters/dynamodb/job-table';
+import { DynamoServiceEstimates } from '../adapters/dynamodb/service-estimates';
 import { EventBridgePublisher } from '../adapters/eventbridge/event-publisher';
 import { S3DocumentStore } from '../adapters/s3/document-store';
 import { SqsJobQueue } from '../adapters/sqs/job-queue';
 import type { LoadedConfig } from '../config/compile';
 import type { WorkerDeps } from '../core/process-job';
+import { serviceOrigin } from '../core/worker-deps';
 import type { WorkerHandlerDeps } from '../handlers/worker/make-handler';
 import type { EventPublisher } from '../ports/event-publisher';
 import type { SecretSource } from '../ports/secret-source';
@@ -59,6 +61,9 @@ export function buildWorkerDeps(parts: WorkerParts): WorkerHandlerDeps {
   const worker: Omit<WorkerDeps, 'log'> = {
     config: parts.config,
     jobs: new DynamoJobRepository(parts.dynamodb, parts.tableName),
+    // What the workers learn of the service (its links' lifetime), shared through the same table.
+    estimates: new DynamoServiceEstimates(parts.dynamodb, parts.tableName),
+    serviceKey: serviceOrigin(parts.docgenBaseUrl ?? parts.config.config.service.baseUrl),
     docgen,
     templates,
     store: new S3DocumentStore(

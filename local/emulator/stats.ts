@@ -39,6 +39,11 @@ export interface CreatedDocumentRecord {
   templateId: string;
   templateFileId: string;
   files: CreatedFileRecord[];
+  /** When it was made and when its links expire (ms since the epoch, the emulator's clock). */
+  createdAt: number;
+  linksExpireAt: number;
+  /** The `Title` value the client sent, when it sent a string: tells one client's documents apart. */
+  title?: string;
 }
 
 /** A snapshot of what the emulator saw since it started or since the last reset. */

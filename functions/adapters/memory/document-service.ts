@@ -13,6 +13,8 @@ interface Link {
   readonly bytes: Buffer;
   readonly mimeType: string;
   expired: boolean;
+  /** When the link dies by its lifetime (epoch ms by the service's clock), when it has one. */
+  readonly expiresAt?: number;
 }
 
 /** A fake service over the given templates; each file's bytes are made from the request. */
@@ -21,11 +23,14 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
   readonly created: CreateDocumentRequest[] = [];
   /** Every download, by link. */
   readonly downloads: string[] = [];
+  /** The retry budget each download was given (undefined: none). */
+  readonly downloadBudgets: Array<number | undefined> = [];
   private readonly links = new Map<string, Link>();
   private readonly createFaults: unknown[] = [];
   private readonly downloadFaults: Array<unknown | 'truncate' | 'expire'> = [];
   private framing: 'length' | 'chunked' | 'close' = 'length';
   private announce: (bytes: number) => number | undefined = (bytes) => bytes;
+  private lifetime?: { readonly ms: number; readonly now: () => number };
 
   constructor(private readonly templates: readonly Template[]) {}
 
@@ -50,6 +55,11 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
   /** The `size` the create answers give a file of so many bytes from now on (undefined: none). */
   announceSizes(announce: (bytes: number) => number | undefined): void {
     this.announce = announce;
+  }
+
+  /** Links made from now on die `ms` after they were made, by `now`. */
+  linksLive(ms: number, now: () => number): void {
+    this.lifetime = { ms, now };
   }
 
   /** Expires every link handed out so far. */
@@ -78,7 +88,13 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
       files: files.map((file) => {
         const bytes = Buffer.from(`${file.filename}:${JSON.stringify(request.data)}`);
         const url = `memory://docgen/${id}/${file.id}?token=${randomUUID()}`;
-        this.links.set(url, { bytes, mimeType: file.mimeType, expired: false });
+        const expiresAt = this.lifetime === undefined ? undefined : this.lifetime.now() + this.lifetime.ms;
+        this.links.set(url, {
+          bytes,
+          mimeType: file.mimeType,
+          expired: false,
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+        });
         const size = this.announce(bytes.length);
         return {
           id: `${id}-${file.id}`,
@@ -91,12 +107,16 @@ export class InMemoryDocumentService implements DocumentService, TemplateSource 
     };
   }
 
-  async download(url: string): Promise<DocumentDownload> {
+  async download(url: string, options: { readonly retryBudgetMs?: number } = {}): Promise<DocumentDownload> {
     this.downloads.push(url);
+    this.downloadBudgets.push(options.retryBudgetMs);
     const link = this.links.get(url);
     const fault = this.downloadFaults.shift();
     if (fault === 'expire' && link !== undefined) link.expired = true;
-    if (link === undefined || link.expired) throw new DocgenLinkExpiredError('the download link has expired');
+    const dead =
+      link?.expiresAt !== undefined && this.lifetime !== undefined && this.lifetime.now() >= link.expiresAt;
+    if (link === undefined || link.expired || dead)
+      throw new DocgenLinkExpiredError('the download link has expired');
     const framing = {
       ...(this.framing === 'length' ? { contentLength: link.bytes.length } : {}),
       framed: this.framing !== 'close',

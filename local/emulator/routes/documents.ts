@@ -119,6 +119,9 @@ async function generate(
     templateId: template.id,
     templateFileId: file.resource.id,
     files: [{ fileId, sha256: digest.sha256, size: digest.size }],
+    createdAt: stored.expiresAt - state.faults.linkTtlMs,
+    linksExpireAt: stored.expiresAt,
+    ...(typeof clientData['Title'] === 'string' ? { title: clientData['Title'] } : {}),
   });
   return {
     id: documentId,

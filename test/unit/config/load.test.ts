@@ -159,7 +159,7 @@ describe('parseConfig error messages (one per kind)', () => {
       {
         path: 'service.maxConcurency',
         message:
-          'unknown key (did you mean "maxConcurrency"?); expected one of: baseUrl, apiKeySecret, downloadOrigins, maxConcurrency, timeoutSeconds',
+          'unknown key (did you mean "maxConcurrency"?); expected one of: baseUrl, apiKeySecret, downloadOrigins, maxConcurrency, timeoutSeconds, linkLifetimeSeconds',
         line: 3,
         column: 3,
       },

@@ -202,14 +202,29 @@ describe('processJob', () => {
     expect((await job(b, jobId)).documentsRequested).toBe(2);
   });
 
-  it('regenerates when the checkpointed links are past their lifetime', async () => {
+  it('copies from kept links past the planned lifetime while the service still serves them', async () => {
     const b = memoryBench();
+    b.service.linksLive(60 * 60_000, b.clock.now);
     const jobId = await oneJob(b);
     b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }), COPY_FAILURES);
     await processJob(b.worker, jobId, receipt());
     b.clock.advance(56 * 60_000);
     expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect(b.service.created).toHaveLength(1);
+  });
+
+  it('regenerates once the service refuses the kept links, and not before', async () => {
+    const b = memoryBench();
+    b.service.linksLive(60 * 60_000, b.clock.now);
+    const jobId = await oneJob(b);
+    b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }), COPY_FAILURES);
+    await processJob(b.worker, jobId, receipt());
+    b.clock.advance(61 * 60_000);
+    const downloads = b.service.downloads.length;
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
     expect(b.service.created).toHaveLength(2);
+    // The kept link was tried (refused), then the new document's.
+    expect(b.service.downloads.length - downloads).toBe(2);
   });
 
   it('removes the files a dropped document left in the bucket, checkpointed or not', async () => {
@@ -229,7 +244,7 @@ describe('processJob', () => {
     const first = [...b.store.objects.keys()];
     expect(first).toHaveLength(1);
     b.store.put = put;
-    b.clock.advance(56 * 60_000);
+    b.service.expireLinks();
     expect((await processJob(worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
     const stored = await job(b, jobId);
     expect(b.service.created).toHaveLength(2);
@@ -245,7 +260,7 @@ describe('processJob', () => {
     };
     b.store.failNext(new DocrelayError('STORAGE_WRITE_FAILED', 'down', { retryable: true }), COPY_FAILURES);
     await processJob(b.worker, jobId, receipt());
-    b.clock.advance(56 * 60_000);
+    b.service.expireLinks();
     expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
     expect(
       b.log.lines.filter((l) => l.message === 'could not remove the files of a dropped document'),
@@ -380,14 +395,16 @@ describe('processJob', () => {
     expect((await job(b, jobId)).attempts).toBe(1);
   });
 
-  it('asks for a new document at once when the link would expire before a retried download', async () => {
+  it('downloads again without a pause when the link should expire before it ends, not a new document', async () => {
     const b = memoryBench();
     const worker = { ...b.worker, linkLifetimeMs: 900 };
     const jobId = await oneJob(b);
     b.service.failDownload('truncate');
+    const started = b.clock.ms;
     expect((await processJob(worker, jobId, receipt())).kind).toBe('stored');
-    expect(b.service.created).toHaveLength(2);
-    expect(await job(b, jobId)).toMatchObject({ attempts: 1, documentsRequested: 2 });
+    expect(b.clock.ms).toBe(started);
+    expect(b.service.created).toHaveLength(1);
+    expect(await job(b, jobId)).toMatchObject({ attempts: 1, documentsRequested: 1 });
   });
 
   it('fits the next attempt into the links when the copy keeps failing', async () => {

@@ -155,12 +155,14 @@ describe('decideCopyRetry', () => {
       pauseMs: 500,
     });
   });
-  it('asks for a new document when the link cannot outlive the pause', () => {
+  it('downloads again at once when the link should not outlive the pause (only a refusal regenerates)', () => {
     expect(decideCopyRetry({ error: truncated, failures: 2, linkRemainingMs: 1_999 })).toEqual({
-      kind: 'regenerate',
+      kind: 'redownload',
+      pauseMs: 0,
     });
     expect(decideCopyRetry({ error: truncated, failures: 1, linkRemainingMs: -5 })).toEqual({
-      kind: 'regenerate',
+      kind: 'redownload',
+      pauseMs: 0,
     });
   });
   it("leaves rate limits (their Retry-After), errors that are not retryable and a third failure to the job's retry", () => {

@@ -290,6 +290,27 @@ describe('retries', () => {
     expect(service.requests).toHaveLength(3);
   });
 
+  it("cuts a call's retries to its own retry budget when that is shorter (a retried job's calls)", async () => {
+    service.handle((_req, res) => sendJson(res, 503, {}));
+    let now = 0;
+    const budgeted = client({
+      now: () => now,
+      sleep: async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+      retry: { maxAttempts: 10, baseDelayMs: 1_000 },
+      random: () => 1,
+    });
+    const error = await failure(
+      budgeted.createDocument({ templateId: '1', templateFileId: 'f', data: {}, retryBudgetMs: 2_500 }),
+    );
+    expect(error).toMatchObject({ code: 'DOCGEN_UNAVAILABLE', attempts: 3 });
+    expect(slept).toEqual([1_000, 1_500]);
+    await failure(budgeted.download(`${service.url}/file?token=t`, { retryBudgetMs: 0 }));
+    expect(service.requests).toHaveLength(4);
+  });
+
   it('uses full-jitter exponential backoff between attempts', async () => {
     service.handle((_req, res) => sendJson(res, 500, {}));
     await failure(

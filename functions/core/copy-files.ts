@@ -1,0 +1,246 @@
+/**
+ * Copying a job's files from the service's download links into the document store, each checkpointed in
+ * turn. A link is tried before anything else is decided: only the service refusing it (expired) makes the job
+ * ask for a new document, so none is asked for while a link lives, and each refusal teaches the worker the
+ * links' lifetime (link-lifetime.ts).
+ */
+import { openJson } from '../commons/seal';
+import {
+  DocgenDownloadCutError,
+  DocgenDownloadOriginRefusedError,
+  DocgenError,
+  DocgenLinkExpiredError,
+} from '../docgen/errors';
+import type { DocumentDownload } from '../ports/document-service';
+import { discardEarly, type EarlyDownload } from './generate-document';
+import { applyChanges, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
+import { decideCopyRetry, describeFailure } from './retry-policy';
+import { renderKey } from './storage-key';
+import { logFields, serviceBudget, type Worker } from './worker-deps';
+
+/**
+ * The service refused a link: expired (401, 403, 404, 410), or another 4xx for a link it made itself, which
+ * can only be the link's token (its interface does not give the answer for an expired one).
+ */
+export const isLinkRefusal = (error: unknown): boolean =>
+  error instanceof DocgenLinkExpiredError ||
+  (error instanceof DocgenError &&
+    error.operation === 'download' &&
+    error.status !== undefined &&
+    error.status >= 400 &&
+    error.status < 500 &&
+    error.status !== 408 &&
+    error.status !== 429);
+
+/**
+ * Copies every file not stored yet. A failed copy is retried at once while the links should live
+ * (decideCopyRetry); resolves `done: false` when a new document is needed (the service refused a link), and
+ * throws what the job's retry decision must see. Bounded: each file's copy succeeds or counts a failure, and the
+ * failures of one call are capped by MAX_COPY_RETRIES_PER_ATTEMPT.
+ */
+export async function copyFiles(
+  w: Worker,
+  claimed: JobRecord,
+  links: Readonly<Record<string, string>>,
+  checkpointed: boolean,
+  early?: EarlyDownload,
+): Promise<{ job: JobRecord; done: boolean }> {
+  let job = claimed;
+  let failures = 0;
+  let pending = early;
+  try {
+    for (;;) {
+      const file = job.files.find((f) => f.storedAt === undefined);
+      if (file === undefined) return { job, done: true };
+      const prefetched = pending?.fileId === file.fileId ? pending : undefined;
+      if (prefetched !== undefined) pending = undefined;
+      const requestedAt = prefetched?.startedAt ?? w.now();
+      try {
+        job = await storeFile(w, job, file, links, prefetched);
+      } catch (error) {
+        if (isLinkRefusal(error)) {
+          await w.links.observe(w.log, 'refused', linkAgeMs(job, requestedAt));
+          w.log.warn('the service refused a download link as expired; asking for a new document', {
+            jobId: job.jobId,
+            ...logFields(describeFailure(error)),
+          });
+          return { job, done: false };
+        }
+        if (checkpointed && error instanceof DocgenDownloadOriginRefusedError) {
+          // Links an earlier attempt kept, on an origin no longer allowed: the service moved (the local stack's
+          // emulator starts on a new port) or the config changed since. A new document gets links of today's
+          // origin; links the service has just made on a refused origin still fail the job (the config is wrong).
+          w.log.warn(
+            'the kept download links are on an origin no longer allowed; asking for a new document',
+            {
+              jobId: job.jobId,
+            },
+          );
+          return { job, done: false };
+        }
+        failures += 1;
+        const planned = await w.links.plannedMs(w.log);
+        const next = decideCopyRetry({ error, failures, linkRemainingMs: planned - linkAgeMs(job, w.now()) });
+        if (next.kind === 'settle') throw error;
+        w.log.warn('copy failed; downloading again', {
+          jobId: job.jobId,
+          ...logFields(describeFailure(error)),
+          pauseMs: next.pauseMs,
+        });
+        if (next.pauseMs > 0) await w.sleep(next.pauseMs);
+      }
+    }
+  } finally {
+    discardEarly(pending);
+  }
+}
+
+/** How old the job's links were at `atMs` (since the create answer), in ms; 0 without a document. */
+const linkAgeMs = (job: JobRecord, atMs: number): number => {
+  const createdAt = Date.parse(job.document?.createdAt ?? '');
+  return Number.isNaN(createdAt) ? 0 : Math.max(0, atMs - createdAt);
+};
+
+/** The checkpointed links, when the document exists and the seal opens (tried whatever their age). */
+export function keptLinks(job: JobRecord, secret: string): Record<string, string> | undefined {
+  const document = job.document;
+  if (job.status !== 'created' || document?.sealedLinks === undefined) return undefined;
+  const links = openJson(document.sealedLinks, secret, `links:${job.jobId}`);
+  if (links === null || typeof links !== 'object' || Array.isArray(links)) return undefined;
+  const result: Record<string, string> = {};
+  for (const [id, url] of Object.entries(links)) if (typeof url === 'string') result[id] = url;
+  return job.files.every((file) => file.storedAt !== undefined || Object.hasOwn(result, file.fileId))
+    ? result
+    : undefined;
+}
+
+/** Where one file of a job's document is stored: `storage.keyPattern` rendered for it. */
+export function fileKey(w: Worker, job: JobRecord, document: JobDocument, file: JobFile): string {
+  return renderKey(w.config.config.storage.keyPattern, {
+    integration: job.integration,
+    rule: job.rule,
+    jobId: job.jobId,
+    deliveryId: job.deliveryId,
+    documentId: document.id,
+    templateId: document.templateId,
+    ...(document.templateFileId === undefined ? {} : { templateFileId: document.templateFileId }),
+    fileId: file.fileId,
+    filename: file.filename,
+    at: new Date(job.receivedAt),
+  });
+}
+
+/**
+ * Drops a document whose links died, so that a new one is asked for. First its files' objects go: those it
+ * checkpointed, and those a copy may have written without a checkpoint (a worker killed between the PUT and
+ * the write, or that write failing). When the key pattern names the document or its files' names, the new
+ * document's files land under other keys, and these would stay in the bucket, belonging to no job. A key
+ * without an object is fine, and the removal is repeated if this worker dies before the job record says the
+ * document is gone. A removal that fails is told and does not stop the job: it leaves a stray copy, never a
+ * loss.
+ */
+export async function dropDocument(w: Worker, job: JobRecord): Promise<JobRecord> {
+  const document = job.document;
+  if (document !== undefined && job.files.length > 0) {
+    const keys = job.files.map((file) => file.key ?? fileKey(w, job, document, file));
+    try {
+      await w.store.remove(keys);
+    } catch (error) {
+      w.log.warn('could not remove the files of a dropped document', {
+        jobId: job.jobId,
+        documentId: document.id,
+        keys,
+        ...logFields(describeFailure(error)),
+      });
+    }
+  }
+  return w.jobs.updateJob(job, transitions.linksExpired(job));
+}
+
+/** Opens a file's download: the early one when it was begun, else now. Tells the estimate a served age. */
+async function openDownload(
+  w: Worker,
+  job: JobRecord,
+  url: string,
+  early: EarlyDownload | undefined,
+): Promise<DocumentDownload> {
+  const started = linkAgeMs(job, early?.startedAt ?? w.now());
+  let download: DocumentDownload;
+  if (early === undefined) {
+    download = await w.docgen.download(url, serviceBudget(job));
+    // Until the store listens, a break in the body is seen through `errored` below, not as an unheard error.
+    download.body.on('error', () => undefined);
+  } else {
+    const result = await early.result;
+    if (!('body' in result)) throw result.failed;
+    download = result;
+  }
+  // Not awaited: nothing waits on the shared estimate while a body is open (observe never throws).
+  void w.links.observe(w.log, 'served', started);
+  // An early body that broke off while it waited is that download's failure (nothing would read it now). Checked
+  // last, synchronously before the store takes the body.
+  if (download.body.errored !== null || download.body.destroyed) {
+    throw (
+      download.body.errored ?? new DocgenDownloadCutError('download: the body ended before the copy began')
+    );
+  }
+  return download;
+}
+
+/** Streams one file from its download link into the document store and checkpoints it. */
+async function storeFile(
+  w: Worker,
+  job: JobRecord,
+  file: JobFile,
+  links: Readonly<Record<string, string>>,
+  early: EarlyDownload | undefined,
+): Promise<JobRecord> {
+  const document = job.document as JobDocument;
+  const key = fileKey(w, job, document, file);
+  const download = await openDownload(w, job, links[file.fileId] as string, early);
+  const result = await w.store.put({
+    key,
+    body: download.body,
+    ...(download.contentLength === undefined ? {} : { contentLength: download.contentLength }),
+    // The service's size checks only a body whose end the transport does not mark (no Content-Length, not
+    // chunked): there it is the one guard against a cut. Elsewhere the transport is the authority, and a size
+    // in another unit than bytes (the interface page does not give one) must not fail every copy.
+    ...(download.framed || file.size === undefined ? {} : { expectedSize: file.size }),
+    contentType: file.mimeType || download.contentType || 'application/octet-stream',
+    metadata: {
+      'docrelay-job': job.jobId,
+      'docrelay-integration': job.integration,
+      'docrelay-rule': job.rule,
+      'docrelay-delivery': encodeURIComponent(job.deliveryId),
+      'docrelay-document': document.id,
+      'docrelay-template': document.templateId,
+      'docrelay-template-file': document.templateFileId ?? '',
+      'docrelay-file': file.fileId,
+      'docrelay-filename': encodeURIComponent(file.filename),
+    },
+  });
+  if (download.framed && file.size !== undefined && file.size !== result.size) {
+    w.log.warn('the service announced a size other than the bytes downloaded', {
+      jobId: job.jobId,
+      fileId: file.fileId,
+      announced: file.size,
+      received: result.size,
+    });
+  }
+  const stored: JobFile = {
+    ...file,
+    bucket: result.bucket,
+    key: result.key,
+    sha256: result.sha256,
+    storedSize: result.size,
+    storedAt: new Date(w.now()).toISOString(),
+  };
+  w.log.info('file stored', { jobId: job.jobId, key, size: result.size });
+  const changes = transitions.fileStored(job, stored, w.now() + w.leaseMs);
+  const after = applyChanges(job, changes, new Date(w.now()).toISOString());
+  // The last file: its checkpoint and the job's `stored` in one write (one call and one write unit less).
+  if (after.files.every((f) => f.storedAt !== undefined)) {
+    return w.jobs.updateJob(job, { ...changes, ...transitions.stored(after) });
+  }
+  return w.jobs.updateJob(job, changes);
+}
