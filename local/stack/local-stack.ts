@@ -38,6 +38,7 @@ import { type ApiHandler, publicUrlHosts, startApiServer } from './api-server';
 import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-emulators';
 import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { displayPath, problemLines, warningLines } from './config-report';
+import { type FailedJobsTable, scanFailedJobs } from './failed-jobs';
 import { localContext } from './lambda-context';
 import { type Invoke, lambdaEnvironments } from './lambda-environments';
 import { LOCAL_SEALING_SECRET, localSecrets, startWorkerSide, type WorkerSettings } from './workers';
@@ -361,7 +362,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         `resumed ${resumed.jobsResent} open jobs and ${resumed.deliveriesCompleted} deliveries from ${settings.dataDir}`,
       );
     }
-    const parked = await parkFailedJobs(jobs, deadLetters);
+    const parked = await parkFailedJobs(tables, deadLetters);
     if (parked > 0) line(`parked ${parked} failed jobs in the dead-letter queue again`);
     const interval = setInterval(() => {
       reconcileNow().catch((error: unknown) =>
@@ -506,8 +507,8 @@ function watchFile(path: string, onChange: () => void): () => Promise<void> {
 }
 
 /** Sends every failed job's message to the (new, empty) dead-letter queue with its reason; returns how many. */
-async function parkFailedJobs(jobs: DynamoJobRepository, deadLetters: SqsJobQueue): Promise<number> {
-  const failed = await jobs.listFailed();
+async function parkFailedJobs(tables: FailedJobsTable, deadLetters: SqsJobQueue): Promise<number> {
+  const failed = await scanFailedJobs(tables);
   const byReason = new Map<string, string[]>();
   for (const job of failed) {
     const reason = job.error?.code ?? 'FAILED';

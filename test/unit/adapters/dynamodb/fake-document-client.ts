@@ -16,17 +16,21 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  claimCondition,
+  contentFreeOrOwn,
+  deliveryClosable,
+  itemDoesNotExist,
+  itemExists,
+  leaseHeldBy,
+  versionUnchanged,
+} from '../../../../functions/adapters/dynamodb/conditions';
 
 type Item = Record<string, unknown>;
 type Values = Record<string, unknown>;
 type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet' | 'TransactWrite';
 
 /** The exception DynamoDB answers a failed condition with. */
-/** The worker's one-write claim (DynamoJobRepository.claimJob), evaluated below. */
-const CLAIM_CONDITION =
-  '#status IN (:queued, :processing) AND attempts < :max AND (attribute_not_exists(leaseOwner) OR ' +
-  'leaseOwner = :owner OR attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
-
 export const conditionFailed = (): ConditionalCheckFailedException =>
   new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
@@ -129,9 +133,9 @@ export class FakeJobTable {
     switch (input.ConditionExpression) {
       case undefined:
         return true;
-      case 'attribute_not_exists(pk)':
+      case itemDoesNotExist:
         return existing === undefined;
-      case 'attribute_not_exists(pk) OR deliveryId = :deliveryId':
+      case contentFreeOrOwn:
         return existing === undefined || existing.deliveryId === values[':deliveryId'];
       default:
         throw new Error(`fake table: unexpected put condition ${String(input.ConditionExpression)}`);
@@ -187,15 +191,15 @@ export class FakeJobTable {
     const item = this.items.get(pk);
     const holds = ((): boolean => {
       switch (input.ConditionExpression) {
-        case 'attribute_exists(pk)':
+        case itemExists:
           return item !== undefined;
-        case '#version = :expected':
+        case versionUnchanged:
           return item !== undefined && item[names['#version'] ?? ''] === values[':expected'];
-        case 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)':
+        case deliveryClosable:
           return item !== undefined && item.openPk !== undefined && item.sendFailedAt === undefined;
-        case 'leaseOwner = :owner AND attribute_exists(openPk)':
+        case leaseHeldBy:
           return item !== undefined && item.leaseOwner === values[':owner'] && item.openPk !== undefined;
-        case CLAIM_CONDITION:
+        case claimCondition:
           return (
             item !== undefined &&
             (item.status === values[':queued'] || item.status === values[':processing']) &&

@@ -16,6 +16,7 @@ import {
   transitions,
 } from '../../../../functions/core/job';
 import type { JobClaim } from '../../../../functions/ports/job-repository';
+import { scanFailedJobs } from '../../../../local/stack/failed-jobs';
 import { conditionFailed, FakeJobTable } from './fake-document-client';
 
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');
@@ -615,7 +616,7 @@ describe('DynamoJobRepository.listStranded', () => {
   });
 });
 
-describe('DynamoJobRepository.listFailed', () => {
+describe("scanFailedJobs (the local stack's start-up scan)", () => {
   async function withFailed(count: number) {
     const context = setup();
     await context.repository.createDelivery(delivery(), []);
@@ -629,22 +630,26 @@ describe('DynamoJobRepository.listFailed', () => {
   }
 
   it('scans the whole table page by page for failed jobs', async () => {
-    const { table, repository } = await withFailed(5);
+    const { table } = await withFailed(5);
     table.pageSize = 3;
-    const failed = await repository.listFailed();
-    expect(failed.map((j) => j.jobId)).toEqual(['job-00', 'job-01', 'job-02', 'job-03', 'job-04']);
-    expect(failed.every((j) => j.status === 'failed' && !('ttl' in j))).toBe(true);
+    const failed = await scanFailedJobs({ dynamodb: table.client, tableName: 'jobs-table' });
+    expect(failed.map((j: JobRecord) => j.jobId)).toEqual(['job-00', 'job-01', 'job-02', 'job-03', 'job-04']);
+    expect(failed.every((j: JobRecord) => j.status === 'failed' && !('ttl' in j))).toBe(true);
     expect(table.inputs('Scan').length).toBeGreaterThan(1);
   });
 
   it('stops at the limit', async () => {
-    const { repository } = await withFailed(5);
-    await expect(repository.listFailed(2)).resolves.toHaveLength(2);
+    const { table } = await withFailed(5);
+    await expect(
+      scanFailedJobs({ dynamodb: table.client, tableName: 'jobs-table' }, 2),
+    ).resolves.toHaveLength(2);
   });
 
   it('fails retryably when the scan fails', async () => {
-    const { table, repository } = setup();
+    const { table } = setup();
     table.failNext('Scan', new Error('throttled'));
-    await expect(repository.listFailed()).rejects.toEqual(storeError('list failed jobs'));
+    await expect(scanFailedJobs({ dynamodb: table.client, tableName: 'jobs-table' })).rejects.toEqual(
+      storeError('list failed jobs'),
+    );
   });
 });
