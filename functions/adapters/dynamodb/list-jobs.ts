@@ -92,8 +92,9 @@ const done = (keys: string[], next: ListCursor | undefined): { keys: string[]; c
 });
 
 /**
- * Up to `want` matching index items of each partition of one day below `below`, merged newest first. A
- * partition stops at `want` items, at its end, or when the query budget runs out.
+ * Up to `want` matching index items of each partition of one day below `below`, merged newest first. The
+ * partitions are read side by side, each within its share of the query budget; a partition stops at `want`
+ * items, at its end, or when its share runs out.
  */
 async function readDay(
   table: JobTableContext,
@@ -104,35 +105,49 @@ async function readDay(
   budget: { queries: number },
 ): Promise<DayRead> {
   if (query.since !== undefined && below !== undefined && query.since >= below) return { items: [] };
-  const items: Record<string, unknown>[] = [];
-  let bound: string | null | undefined;
-  for (const partition of [...listPartitions(day), legacyListPartition(day)]) {
-    const request = { query: dayQuery(table, query, partition, below, want) };
-    let found = 0;
-    let ended = false;
-    let frontier: string | null = below ?? null;
-    for await (const page of pages(table.ddb, request, 'list jobs', budget.queries)) {
-      budget.queries -= 1;
-      for (const item of page.items) {
-        if (below !== undefined && String(item.listSk) >= below) continue;
-        items.push(item);
-        found += 1;
-      }
-      if (page.lastKey === undefined) ended = true;
-      else frontier = String(page.lastKey.listSk);
-      if (ended || found >= want) break;
-    }
-    if (!ended) bound = maxBound(bound, frontier);
-  }
+  const partitions = [...listPartitions(day), legacyListPartition(day)];
+  const share = Math.floor(budget.queries / partitions.length);
+  const reads = await Promise.all(
+    partitions.map((partition) => readPartition(table, query, partition, below, want, share)),
+  );
+  budget.queries -= reads.reduce((sum, read) => sum + read.queries, 0);
+  const items = reads.flatMap((read) => read.items);
   items.sort((a, b) => (String(a.listSk) < String(b.listSk) ? 1 : -1));
-  if (bound === undefined) return { items };
-  const limit = bound;
-  return { items: items.filter((item) => limit !== null && String(item.listSk) >= limit), bound };
+  const open = reads.filter((read) => read.frontier !== undefined);
+  if (open.length === 0) return { items };
+  // Some partition stopped early: what it has not read lies below its frontier (null: it read nothing).
+  const bound = open.reduce<string | null>(
+    (high, read) => (high === null || read.frontier === null ? null : maxOf(high, read.frontier as string)),
+    open[0]?.frontier as string | null,
+  );
+  return { items: items.filter((item) => bound !== null && String(item.listSk) >= bound), bound };
 }
 
-/** The higher of two bounds, where `null` (nothing read) is the highest. */
-const maxBound = (a: string | null | undefined, b: string | null): string | null =>
-  a === undefined ? b : a === null || b === null ? null : a > b ? a : b;
+/** Matching items of one partition; `frontier` is set when it was not read to its end. */
+async function readPartition(
+  table: JobTableContext,
+  query: JobListQuery,
+  partition: string,
+  below: string | undefined,
+  want: number,
+  maxQueries: number,
+): Promise<{ items: Record<string, unknown>[]; queries: number; frontier?: string | null }> {
+  const items: Record<string, unknown>[] = [];
+  let queries = 0;
+  let frontier: string | null = below ?? null;
+  const request = { query: dayQuery(table, query, partition, below, want) };
+  for await (const page of pages(table.ddb, request, 'list jobs', maxQueries)) {
+    queries += 1;
+    // BETWEEN is inclusive: the item at `below` itself was listed already.
+    items.push(...page.items.filter((item) => below === undefined || String(item.listSk) < below));
+    if (page.lastKey === undefined) return { items, queries };
+    frontier = String(page.lastKey.listSk);
+    if (items.length >= want) break;
+  }
+  return { items, queries, frontier };
+}
+
+const maxOf = (a: string, b: string): string => (a > b ? a : b);
 
 /** The Query of one partition: newest first, below `below` and from `since`, filtered on the projected fields. */
 function dayQuery(
