@@ -287,7 +287,10 @@ export class FakeJobTable {
       }),
     );
     const projected = ['pk', 'listPk', 'listSk', ...JOB_TABLE.jobsByTimeAttributes];
-    return { ...page, Items: kept.map((item) => Object.fromEntries(projected.map((name) => [name, item[name]]))) };
+    return {
+      ...page,
+      Items: kept.map((item) => Object.fromEntries(projected.map((name) => [name, item[name]]))),
+    };
   }
 
   /** The by-delivery index (keys only). */
