@@ -653,3 +653,64 @@ describe("scanFailedJobs (the local stack's start-up scan)", () => {
     );
   });
 });
+
+describe('DynamoJobRepository.listJobs on the sharded jobs-by-time index', () => {
+  const dayJob = (i: number, status: JobRecord['status'] = 'queued'): JobRecord => ({
+    ...newJobRecord('notes', `d-${i}`, new Date(NOW - (i + 1) * 60_000).toISOString(), NOW, {
+      jobId: `job-${String(i).padStart(3, '0')}`,
+      rule: 'invoice',
+      templateId: '9001',
+    }),
+    status,
+  });
+
+  it("writes each job to one of its day's shards, spread over all of them", async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs(Array.from({ length: 40 }, (_, i) => dayJob(i)));
+    const partitions = new Set([...table.items.values()].map((item) => item.listPk));
+    expect(partitions).toEqual(
+      new Set(Array.from({ length: JOB_TABLE.listShards }, (_, i) => `jobs#2026-03-01#${i}`)),
+    );
+  });
+
+  it("still lists jobs written before sharding (the day's unsharded partition), merged newest first, and takes their cursors", async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([dayJob(0), dayJob(2)]);
+    const legacy = dayJob(1);
+    table.items.set('job#job-001', {
+      ...legacy,
+      pk: 'job#job-001',
+      kind: 'job',
+      listPk: 'jobs#2026-03-01',
+      listSk: `${legacy.receivedAt}#${legacy.jobId}`,
+    });
+    const { jobs } = await repository.listJobs({});
+    expect(jobs.map((j) => j.jobId)).toEqual(['job-000', 'job-001', 'job-002']);
+    const oldCursor = Buffer.from(
+      JSON.stringify({
+        d: '2026-03-01',
+        k: { pk: 'job#job-000', listPk: 'jobs#2026-03-01', listSk: `${dayJob(0).receivedAt}#job-000` },
+      }),
+    ).toString('base64url');
+    const after = await repository.listJobs({ cursor: oldCursor });
+    expect(after.jobs.map((j) => j.jobId)).toEqual(['job-001', 'job-002']);
+  });
+
+  it('goes on from where a shard stopped when a sparse filter spends the query budget, listing each job once', async () => {
+    const { table, repository } = setup();
+    const jobs = Array.from({ length: 240 }, (_, i) => dayJob(i, i % 100 === 7 ? 'failed' : 'queued'));
+    await repository.ensureJobs(jobs);
+    table.pageSize = 1;
+    const found: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await repository.listJobs({ status: 'failed', limit: 2, ...(cursor ? { cursor } : {}) });
+      found.push(...page.jobs.map((j) => j.jobId));
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor !== undefined && pages < 50);
+    expect(found).toEqual(['job-007', 'job-107', 'job-207']);
+    expect(pages).toBeGreaterThan(2);
+  });
+});
