@@ -1,6 +1,6 @@
 /**
  * The job table's shape: the contract between the CDK construct that creates the table (lib/), the job store
- * that reads and writes it (functions/adapters/dynamodb/job-table.ts) and the local stack's emulated table. Constants only,
+ * that reads and writes it (functions/adapters/dynamodb/) and the local stack's emulated table. Constants only,
  * so lib/ can import it without pulling in runtime code.
  */
 
