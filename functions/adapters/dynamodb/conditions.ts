@@ -7,8 +7,11 @@
 export const itemDoesNotExist = 'attribute_not_exists(pk)';
 /** An update of an item that must exist. */
 export const itemExists = 'attribute_exists(pk)';
-/** A content key that is free, or held by this delivery already (a retry of it); value `:deliveryId`. */
-export const contentFreeOrOwn = `${itemDoesNotExist} OR deliveryId = :deliveryId`;
+/**
+ * A content key that is free, or held by this delivery already (a retry of it); value `:deliveryId`. The
+ * holder is `holder` (kept out of the by-delivery index), or `deliveryId` on keys written before.
+ */
+export const contentFreeOrOwn = `${itemDoesNotExist} OR holder = :deliveryId OR deliveryId = :deliveryId`;
 /** A compare-and-swap: the version is the one read; names `#version`, value `:expected`. */
 export const versionUnchanged = '#version = :expected';
 /** A delivery still open whose ingest noted no failed send. */

@@ -58,7 +58,9 @@ export async function createDelivery(
     const [first, second] = error.CancellationReasons ?? [];
     const claimFailed = claim !== undefined && first?.Code === CONDITION_FAILED;
     if (claimFailed) {
-      const holder = first?.Item?.deliveryId?.S ?? (await contentHolder(table, String(claim.Item.pk)));
+      const old = first?.Item;
+      const holder =
+        old?.holder?.S ?? old?.deliveryId?.S ?? (await contentHolder(table, String(claim.Item.pk)));
       if (holder !== undefined && holder !== delivery.deliveryId)
         return { created: false, duplicateOf: holder };
     }
@@ -126,7 +128,8 @@ const contentClaim = (
     pk: contentItemKey(delivery.integration, contentKey),
     kind: 'content',
     integration: delivery.integration,
-    deliveryId: delivery.deliveryId,
+    // Not `deliveryId`: that would put the key in the by-delivery index, a write for nothing.
+    holder: delivery.deliveryId,
     ttl: ttlOf(table),
   },
   ConditionExpression: contentFreeOrOwn,
@@ -136,8 +139,9 @@ const contentClaim = (
 
 /** The delivery id holding a content key, if any does. */
 async function contentHolder(table: JobTableContext, pk: string): Promise<string | undefined> {
-  const holder = await getItem(table, pk, 'read a content key');
-  return typeof holder?.deliveryId === 'string' ? holder.deliveryId : undefined;
+  const item = await getItem(table, pk, 'read a content key');
+  const holder = item?.holder ?? item?.deliveryId;
+  return typeof holder === 'string' ? holder : undefined;
 }
 
 /** Puts job records with BatchWriteItem, 25 a request, putting back what DynamoDB left unprocessed. */

@@ -137,7 +137,11 @@ export class FakeJobTable {
       case itemDoesNotExist:
         return existing === undefined;
       case contentFreeOrOwn:
-        return existing === undefined || existing.deliveryId === values[':deliveryId'];
+        return (
+          existing === undefined ||
+          existing.holder === values[':deliveryId'] ||
+          existing.deliveryId === values[':deliveryId']
+        );
       default:
         throw new Error(`fake table: unexpected put condition ${String(input.ConditionExpression)}`);
     }

@@ -134,7 +134,7 @@ describe('DynamoJobRepository.createDelivery', () => {
     const { table, repository } = setup();
     await repository.createDelivery(delivery(), [job()], 'content-1');
     expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
-    expect(table.items.get('content#notes#content-1')).toMatchObject({ kind: 'content', deliveryId: 'd-1' });
+    expect(table.items.get('content#notes#content-1')).toMatchObject({ kind: 'content', holder: 'd-1' });
     const replay = await repository.createDelivery(delivery('d-9'), [job('j-9')], 'content-1');
     expect(replay).toEqual({ created: false, duplicateOf: 'd-1' });
     expect(table.items.has('delivery#notes#d-9')).toBe(false);
@@ -145,6 +145,21 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(table.items.has('job#j-10')).toBe(false);
     // Other content under a new id is a new delivery.
     await expect(repository.createDelivery(delivery('d-2'), [job('j-2')], 'content-2')).resolves.toEqual({
+      created: true,
+    });
+  });
+
+  it('keeps content keys out of the by-delivery index, and still honours keys written with `deliveryId`', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), [job()], 'content-1');
+    expect(table.items.get('content#notes#content-1')).not.toHaveProperty('deliveryId');
+    table.items.set('content#notes#old', { pk: 'content#notes#old', kind: 'content', deliveryId: 'd-old' });
+    await expect(repository.createDelivery(delivery('d-5'), [job('j-5')], 'old')).resolves.toEqual({
+      created: false,
+      duplicateOf: 'd-old',
+    });
+    table.items.set('content#notes#mine', { pk: 'content#notes#mine', kind: 'content', deliveryId: 'd-6' });
+    await expect(repository.createDelivery(delivery('d-6'), [job('j-6')], 'mine')).resolves.toEqual({
       created: true,
     });
   });
@@ -165,7 +180,7 @@ describe('DynamoJobRepository.createDelivery', () => {
       25, 25, 25, 24,
     ]);
     expect(table.items.has('job#j-98')).toBe(true);
-    expect(table.items.get('content#notes#content-1')).toMatchObject({ deliveryId: 'd-1' });
+    expect(table.items.get('content#notes#content-1')).toMatchObject({ holder: 'd-1' });
     // Its duplicates, by id and by content, write nothing.
     await expect(repository.createDelivery(delivery(), jobs, 'content-1')).resolves.toMatchObject({
       created: false,
