@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import {
   type AttributeValue,
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   GetItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -83,6 +84,17 @@ export function price(
   return cost;
 }
 
+/** Waits (bounded) until a new table and its indexes are ACTIVE: dynalite answers CreateTable before. */
+async function waitActive(client: DynamoDBClient, name: string): Promise<void> {
+  for (let poll = 0; poll < 500; poll += 1) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+    const indexes = (Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexStatus ?? 'ACTIVE');
+    if (Table?.TableStatus === 'ACTIVE' && indexes.every((status) => status === 'ACTIVE')) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`table ${name} not ACTIVE after 500 polls`);
+}
+
 /** Write units per stored job: total, table, and each index. */
 export async function measureDynamoWrites(
   deliveries = 20,
@@ -97,7 +109,7 @@ export async function measureDynamoWrites(
   });
   try {
     await client.send(new CreateTableCommand({ ...TABLE_DEFINITION, TableName: 'writes' }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitActive(client, 'writes');
     const totals = new Map<string, number>();
     const read = async (pk: string): Promise<Wire | undefined> =>
       (
