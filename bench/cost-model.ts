@@ -47,6 +47,8 @@ export interface CostInputs {
     readonly tableReads: number;
     readonly indexWrites: number;
     readonly measured: boolean;
+    /** Whether `indexWrites` was measured (bench/dynamo-writes.ts) rather than counted from the code. */
+    readonly indexMeasured?: boolean;
   };
   /** Whether `fileBytes` is the mean of the files the end-to-end run stored (else an assumption). */
   readonly fileBytesMeasured: boolean;
@@ -117,7 +119,7 @@ export function costPer1000(inputs: CostInputs): { lines: CostLine[]; total: num
     },
     {
       item: 'DynamoDB on demand',
-      count: `${fmt(inputs.dynamo.tableWrites)} WRU + ${fmt(inputs.dynamo.tableReads)} RRU on the table (${inputs.dynamo.measured ? 'measured' : 'assumed'}) + ${fmt(inputs.dynamo.indexWrites)} WRU on the indexes (assumed)`,
+      count: `${fmt(inputs.dynamo.tableWrites)} WRU + ${fmt(inputs.dynamo.tableReads)} RRU on the table (${inputs.dynamo.measured ? 'measured' : 'assumed'}) + ${fmt(inputs.dynamo.indexWrites)} WRU on the indexes (${inputs.dynamo.indexMeasured === true ? 'measured' : 'assumed'})`,
       dollarsPer1000: perDoc(
         (inputs.dynamo.tableWrites + inputs.dynamo.indexWrites) * PRICES.dynamoWriteUnit +
           inputs.dynamo.tableReads * PRICES.dynamoReadUnit,

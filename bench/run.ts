@@ -24,6 +24,7 @@ import {
   PRICES,
 } from './cost-model';
 import { type ProfileSummary, summarizeProfileFile } from './cpu-profile';
+import { measureDynamoWrites } from './dynamo-writes';
 import { type EndToEndRun, runEndToEnd } from './end-to-end';
 import { fmt } from './harness';
 import { runBundledIngestHandler } from './ingest-bundle';
@@ -201,7 +202,20 @@ export async function runBenchmarks(
       });
     }
   }
-  const cost = costModel(rows, e2e);
+  const writes = await measureDynamoWrites();
+  const indexWrites = writes.total - writes.table;
+  log(
+    `DynamoDB writes per stored job: ${fmt(writes.total)} WRU (table ${fmt(writes.table)}, indexes ${fmt(indexWrites)})`,
+  );
+  rows.push({
+    benchmark: 'dynamo-writes',
+    case: 'two-job delivery with a content key, one-file documents (dynalite, priced per item)',
+    metric: 'WRU per stored job',
+    subject: Object.entries(writes)
+      .map(([part, wru]) => `${part} ${fmt(wru)}`)
+      .join(', '),
+  });
+  const cost = costModel(rows, e2e, indexWrites);
   const cpu = cpus()[0]?.model ?? 'unknown';
   return {
     startedAt: new Date(started).toISOString(),
@@ -239,9 +253,13 @@ const medianOf = (row: ResultRow | undefined): number | undefined => {
  * here), the worker's time per job at maxConcurrency 1 with 200 ms generation (saturated: elapsed / jobs),
  * the table's consumed capacity per job and the mean stored file size over every end-to-end run (measured;
  * a job there is one of a two-job delivery, so the ingest's writes are shared by two), and the index writes
- * (assumed, counted from the code).
+ * (measured by ./dynamo-writes.ts: each write priced from the items before and after it).
  */
-function costModel(rows: readonly ResultRow[], e2e: readonly EndToEndRun[]): BenchReport['cost'] {
+function costModel(
+  rows: readonly ResultRow[],
+  e2e: readonly EndToEndRun[],
+  indexWrites: number,
+): BenchReport['cost'] {
   const ingestUs = medianOf(
     rows.find(
       (row) =>
@@ -267,14 +285,16 @@ function costModel(rows: readonly ResultRow[], e2e: readonly EndToEndRun[]): Ben
       ? {
           tableWrites: mean((run) => run.tableWriteUnitsPerJob),
           tableReads: mean((run) => run.tableReadUnitsPerJob),
-          indexWrites: DYNAMO_INDEX_WRITES_PER_DOCUMENT,
+          indexWrites,
           measured: true,
+          indexMeasured: true,
         }
       : {
           tableWrites: DYNAMO_UNITS_PER_DOCUMENT.writes - DYNAMO_INDEX_WRITES_PER_DOCUMENT,
           tableReads: DYNAMO_UNITS_PER_DOCUMENT.reads,
-          indexWrites: DYNAMO_INDEX_WRITES_PER_DOCUMENT,
+          indexWrites,
           measured: false,
+          indexMeasured: true,
         },
   };
   return { ...costPer1000(inputs), inputs };

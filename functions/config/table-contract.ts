@@ -1,6 +1,6 @@
 /**
  * The job table's shape: the contract between the CDK construct that creates the table (lib/), the job store
- * that reads and writes it (functions/adapters/dynamodb/job-table.ts) and the local stack's emulated table. Constants only,
+ * that reads and writes it (functions/adapters/dynamodb/) and the local stack's emulated table. Constants only,
  * so lib/ can import it without pulling in runtime code.
  */
 
@@ -26,13 +26,15 @@ export const JOB_TABLE = {
   openSortKey: 'leaseUntil',
   /**
    * GSI listing jobs newest first, for `GET /v1/jobs`, `docrelay jobs list` and the console. Jobs are spread
-   * over one partition per UTC day of receipt (`jobs#YYYY-MM-DD`), sorted by `<receivedAt>#<jobId>`; a list
-   * queries the days newest first. It projects the keys and the attributes lists filter on, so a job's write
+   * over `listShards` partitions per UTC day of receipt (`jobs#YYYY-MM-DD#<shard>`, by a hash of `pk`), sorted
+   * by `<receivedAt>#<jobId>`; a list queries a day's shards and merges them, the days newest first. It projects the keys and the attributes lists filter on, so a job's write
    * touches the index only when one of those changes (its creation and each change of status).
    */
   jobsByTimeIndex: 'jobs-by-time',
-  /** Hash key (S) of the jobs-by-time index: `jobs#<UTC day of receivedAt>`. */
+  /** Hash key (S) of the jobs-by-time index: `jobs#<UTC day of receivedAt>#<shard>` (`jobs#<day>` before sharding). */
   listPartitionKey: 'listPk',
+  /** How many partitions a day's jobs are spread over, so no one partition takes every write of the day. */
+  listShards: 4,
   /** Range key (S) of the jobs-by-time index: `<receivedAt>#<jobId>` (ISO time: sorts as time). */
   listSortKey: 'listSk',
   /** Non-key attributes the jobs-by-time index projects: what a list filters on. */

@@ -157,8 +157,6 @@ export interface JobRepository {
   renewLease(jobId: string, owner: string, until: number): Promise<boolean>;
   /** Open deliveries and jobs whose lease ran out before `before` (epoch ms), at most `limit` items. */
   listStranded(before: number, limit?: number): Promise<StrandedItems>;
-  /** Failed jobs, at most `limit` (the local stack parks them in its in-memory dead-letter queue again). */
-  listFailed(limit?: number): Promise<JobRecord[]>;
   /**
    * Jobs newest first (by receipt), narrowed by the query, a page at a time. Throws InvalidCursorError for a
    * cursor it did not hand out.

@@ -233,7 +233,7 @@ function completePutsOnly(server: S3rver): void {
 }
 
 /** The table's definition, as lib/builders/table.ts makes it on AWS (the shared table contract). */
-const TABLE_DEFINITION = {
+export const TABLE_DEFINITION = {
   TableName: TABLE,
   BillingMode: 'PAY_PER_REQUEST',
   AttributeDefinitions: [

@@ -21,6 +21,7 @@ import { type AwsEmulators, LOCAL_CREDENTIALS, startAwsEmulators } from './aws-e
 import { startAwsEmulatorsProcess } from './aws-emulators-process';
 import { configReloader, templateChecker, watchFile } from './config-reload';
 import { ensureConfigSecrets } from './config-secrets';
+import { type FailedJobsTable, scanFailedJobs } from './failed-jobs';
 import { wireIngest } from './ingest-wiring';
 import type { LocalStack, LocalStackOptions } from './local-stack-types';
 import { startStackApi } from './stack-api';
@@ -147,7 +148,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(() => workers.stopWorkers({ abortReceives: true }));
 
     const reconcileNow = (before?: number) => reconcile(reconcilerDeps, before);
-    await resumeOpenJobs(reconcileNow, jobs, deadLetters, settings.dataDir, line);
+    await resumeOpenJobs(reconcileNow, tables, deadLetters, settings.dataDir, line);
     stops.push(reconcileEvery(options.reconcileIntervalMs ?? 30_000, reconcileNow, line));
 
     if (options.startWorkers ?? true) workers.startWorkers();
@@ -293,7 +294,7 @@ async function writeStackEndpoints(
  */
 async function resumeOpenJobs(
   reconcileNow: LocalStack['reconcileNow'],
-  jobs: DynamoJobRepository,
+  tables: FailedJobsTable,
   deadLetters: SqsJobQueue,
   dataDir: string,
   line: (text: string) => void,
@@ -304,13 +305,13 @@ async function resumeOpenJobs(
       `resumed ${resumed.jobsResent} open jobs and ${resumed.deliveriesCompleted} deliveries from ${dataDir}`,
     );
   }
-  const parked = await parkFailedJobs(jobs, deadLetters);
+  const parked = await parkFailedJobs(tables, deadLetters);
   if (parked > 0) line(`parked ${parked} failed jobs in the dead-letter queue again`);
 }
 
 /** Sends every failed job's message to the (new, empty) dead-letter queue with its reason; returns how many. */
-async function parkFailedJobs(jobs: DynamoJobRepository, deadLetters: SqsJobQueue): Promise<number> {
-  const failed = await jobs.listFailed();
+async function parkFailedJobs(tables: FailedJobsTable, deadLetters: SqsJobQueue): Promise<number> {
+  const failed = await scanFailedJobs(tables);
   const byReason = new Map<string, string[]>();
   for (const job of failed) {
     const reason = job.error?.code ?? 'FAILED';

@@ -210,14 +210,6 @@ export class InMemoryJobRepository implements JobRepository {
     };
   }
 
-  async listFailed(limit = 10_000): Promise<JobRecord[]> {
-    this.fault('listFailed');
-    return [...this.jobs.values()]
-      .filter((job) => job.status === 'failed')
-      .slice(0, limit)
-      .map(clone);
-  }
-
   async listJobs(query: JobListQuery): Promise<JobListPage> {
     this.fault('listJobs');
     const limit = listLimit(query);

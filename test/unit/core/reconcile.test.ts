@@ -196,7 +196,7 @@ describe('reconcile', () => {
       jobsResent: 0,
       jobsWaiting: 0,
     });
-    expect(await b.jobs.listFailed()).toHaveLength(1);
+    expect((await b.jobs.listJobs({ status: 'failed' })).jobs).toHaveLength(1);
   });
 
   it('resends each job of a completed delivery once per pass', async () => {

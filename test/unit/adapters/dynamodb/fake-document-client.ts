@@ -16,17 +16,22 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  claimCondition,
+  contentFreeOrOwn,
+  deliveryClosable,
+  itemDoesNotExist,
+  itemExists,
+  leaseHeldBy,
+  versionUnchanged,
+} from '../../../../functions/adapters/dynamodb/conditions';
+import { JOB_TABLE } from '../../../../functions/config/table-contract';
 
 type Item = Record<string, unknown>;
 type Values = Record<string, unknown>;
 type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet' | 'TransactWrite';
 
 /** The exception DynamoDB answers a failed condition with. */
-/** The worker's one-write claim (DynamoJobRepository.claimJob), evaluated below. */
-const CLAIM_CONDITION =
-  '#status IN (:queued, :processing) AND attempts < :max AND (attribute_not_exists(leaseOwner) OR ' +
-  'leaseOwner = :owner OR attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
-
 export const conditionFailed = (): ConditionalCheckFailedException =>
   new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
@@ -129,10 +134,14 @@ export class FakeJobTable {
     switch (input.ConditionExpression) {
       case undefined:
         return true;
-      case 'attribute_not_exists(pk)':
+      case itemDoesNotExist:
         return existing === undefined;
-      case 'attribute_not_exists(pk) OR deliveryId = :deliveryId':
-        return existing === undefined || existing.deliveryId === values[':deliveryId'];
+      case contentFreeOrOwn:
+        return (
+          existing === undefined ||
+          existing.holder === values[':deliveryId'] ||
+          existing.deliveryId === values[':deliveryId']
+        );
       default:
         throw new Error(`fake table: unexpected put condition ${String(input.ConditionExpression)}`);
     }
@@ -187,15 +196,15 @@ export class FakeJobTable {
     const item = this.items.get(pk);
     const holds = ((): boolean => {
       switch (input.ConditionExpression) {
-        case 'attribute_exists(pk)':
+        case itemExists:
           return item !== undefined;
-        case '#version = :expected':
+        case versionUnchanged:
           return item !== undefined && item[names['#version'] ?? ''] === values[':expected'];
-        case 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)':
+        case deliveryClosable:
           return item !== undefined && item.openPk !== undefined && item.sendFailedAt === undefined;
-        case 'leaseOwner = :owner AND attribute_exists(openPk)':
+        case leaseHeldBy:
           return item !== undefined && item.leaseOwner === values[':owner'] && item.openPk !== undefined;
-        case CLAIM_CONDITION:
+        case claimCondition:
           return (
             item !== undefined &&
             (item.status === values[':queued'] || item.status === values[':processing']) &&
@@ -227,6 +236,8 @@ export class FakeJobTable {
   }
 
   private query(input: Record<string, unknown>): object {
+    if (input.IndexName === JOB_TABLE.jobsByTimeIndex) return this.queryByTime(input);
+    if (input.IndexName === JOB_TABLE.byDeliveryIndex) return this.queryByDelivery(input);
     const values = input.ExpressionAttributeValues as Values;
     if (input.KeyConditionExpression !== 'openPk = :open AND leaseUntil < :before') {
       throw new Error(`fake table: unexpected query ${String(input.KeyConditionExpression)}`);
@@ -238,12 +249,65 @@ export class FakeJobTable {
       .sort(
         (a, b) => Number(a.leaseUntil) - Number(b.leaseUntil) || String(a.pk).localeCompare(String(b.pk)),
       );
-    const page = this.page(matching, input);
+    const page = this.page(matching, input, ['pk', 'openPk', 'leaseUntil']);
     this.afterQuery?.();
     return {
       ...page,
       Items: page.Items.map((item) => ({ pk: item.pk, openPk: item.openPk, leaseUntil: item.leaseUntil })),
     };
+  }
+
+  /** The jobs-by-time index: a partition newest first within a sort-key range, filtered after the page. */
+  private queryByTime(input: Record<string, unknown>): object {
+    const values = input.ExpressionAttributeValues as Values;
+    const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+    const range = ((): ((sk: string) => boolean) => {
+      const since = values[':since'] as string;
+      const below = values[':below'] as string;
+      switch (input.KeyConditionExpression) {
+        case 'listPk = :p':
+          return () => true;
+        case 'listPk = :p AND listSk >= :since':
+          return (sk) => sk >= since;
+        case 'listPk = :p AND listSk < :below':
+          return (sk) => sk < below;
+        case 'listPk = :p AND listSk BETWEEN :since AND :below':
+          return (sk) => sk >= since && sk <= below;
+        default:
+          throw new Error(`fake table: unexpected query ${String(input.KeyConditionExpression)}`);
+      }
+    })();
+    if (input.ScanIndexForward !== false) throw new Error('fake table: lists are read newest first');
+    const matching = [...this.items.values()]
+      .filter((item) => item.listPk === values[':p'] && typeof item.listSk === 'string' && range(item.listSk))
+      .sort((a, b) => (String(a.listSk) < String(b.listSk) ? 1 : -1));
+    const page = this.page(matching, input, ['pk', 'listPk', 'listSk']);
+    const filters = input.FilterExpression === undefined ? [] : String(input.FilterExpression).split(' AND ');
+    const kept = page.Items.filter((item) =>
+      filters.every((filter) => {
+        const match = /^(#\w+) = (:\w+)$/.exec(filter);
+        if (match === null) throw new Error(`fake table: unexpected filter ${filter}`);
+        return item[names[match[1] as string] ?? ''] === values[match[2] as string];
+      }),
+    );
+    const projected = ['pk', 'listPk', 'listSk', ...JOB_TABLE.jobsByTimeAttributes];
+    return {
+      ...page,
+      Items: kept.map((item) => Object.fromEntries(projected.map((name) => [name, item[name]]))),
+    };
+  }
+
+  /** The by-delivery index (keys only). */
+  private queryByDelivery(input: Record<string, unknown>): object {
+    const values = input.ExpressionAttributeValues as Values;
+    if (input.KeyConditionExpression !== '#deliveryId = :id') {
+      throw new Error(`fake table: unexpected query ${String(input.KeyConditionExpression)}`);
+    }
+    const matching = [...this.items.values()]
+      .filter((item) => item.deliveryId === values[':id'])
+      .sort((a, b) => String(a.pk).localeCompare(String(b.pk)));
+    const page = this.page(matching, input, ['pk', 'deliveryId']);
+    return { ...page, Items: page.Items.map((item) => ({ pk: item.pk, deliveryId: item.deliveryId })) };
   }
 
   private scan(input: Record<string, unknown>): object {
@@ -261,7 +325,12 @@ export class FakeJobTable {
     };
   }
 
-  private page(items: Item[], input: Record<string, unknown>): { Items: Item[]; LastEvaluatedKey?: Item } {
+  /** One page from the start key on; the last key holds the `keys` of the last item read, as DynamoDB's. */
+  private page(
+    items: Item[],
+    input: Record<string, unknown>,
+    keys: readonly string[] = ['pk'],
+  ): { Items: Item[]; LastEvaluatedKey?: Item } {
     const start = input.ExclusiveStartKey as Item | undefined;
     const from = start === undefined ? 0 : items.findIndex((item) => item.pk === start.pk) + 1;
     const size = Math.min(this.pageSize, typeof input.Limit === 'number' ? input.Limit : this.pageSize);
@@ -269,7 +338,9 @@ export class FakeJobTable {
     const last = slice.at(-1);
     return {
       Items: slice,
-      ...(from + size < items.length && last !== undefined ? { LastEvaluatedKey: { pk: last.pk } } : {}),
+      ...(from + size < items.length && last !== undefined
+        ? { LastEvaluatedKey: Object.fromEntries(keys.map((key) => [key, last[key]])) }
+        : {}),
     };
   }
 }

@@ -16,6 +16,7 @@ import {
   transitions,
 } from '../../../../functions/core/job';
 import type { JobClaim } from '../../../../functions/ports/job-repository';
+import { scanFailedJobs } from '../../../../local/stack/failed-jobs';
 import { conditionFailed, FakeJobTable } from './fake-document-client';
 
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');
@@ -133,7 +134,7 @@ describe('DynamoJobRepository.createDelivery', () => {
     const { table, repository } = setup();
     await repository.createDelivery(delivery(), [job()], 'content-1');
     expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
-    expect(table.items.get('content#notes#content-1')).toMatchObject({ kind: 'content', deliveryId: 'd-1' });
+    expect(table.items.get('content#notes#content-1')).toMatchObject({ kind: 'content', holder: 'd-1' });
     const replay = await repository.createDelivery(delivery('d-9'), [job('j-9')], 'content-1');
     expect(replay).toEqual({ created: false, duplicateOf: 'd-1' });
     expect(table.items.has('delivery#notes#d-9')).toBe(false);
@@ -144,6 +145,21 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(table.items.has('job#j-10')).toBe(false);
     // Other content under a new id is a new delivery.
     await expect(repository.createDelivery(delivery('d-2'), [job('j-2')], 'content-2')).resolves.toEqual({
+      created: true,
+    });
+  });
+
+  it('keeps content keys out of the by-delivery index, and still honours keys written with `deliveryId`', async () => {
+    const { table, repository } = setup();
+    await repository.createDelivery(delivery(), [job()], 'content-1');
+    expect(table.items.get('content#notes#content-1')).not.toHaveProperty('deliveryId');
+    table.items.set('content#notes#old', { pk: 'content#notes#old', kind: 'content', deliveryId: 'd-old' });
+    await expect(repository.createDelivery(delivery('d-5'), [job('j-5')], 'old')).resolves.toEqual({
+      created: false,
+      duplicateOf: 'd-old',
+    });
+    table.items.set('content#notes#mine', { pk: 'content#notes#mine', kind: 'content', deliveryId: 'd-6' });
+    await expect(repository.createDelivery(delivery('d-6'), [job('j-6')], 'mine')).resolves.toEqual({
       created: true,
     });
   });
@@ -164,7 +180,7 @@ describe('DynamoJobRepository.createDelivery', () => {
       25, 25, 25, 24,
     ]);
     expect(table.items.has('job#j-98')).toBe(true);
-    expect(table.items.get('content#notes#content-1')).toMatchObject({ deliveryId: 'd-1' });
+    expect(table.items.get('content#notes#content-1')).toMatchObject({ holder: 'd-1' });
     // Its duplicates, by id and by content, write nothing.
     await expect(repository.createDelivery(delivery(), jobs, 'content-1')).resolves.toMatchObject({
       created: false,
@@ -615,7 +631,7 @@ describe('DynamoJobRepository.listStranded', () => {
   });
 });
 
-describe('DynamoJobRepository.listFailed', () => {
+describe("scanFailedJobs (the local stack's start-up scan)", () => {
   async function withFailed(count: number) {
     const context = setup();
     await context.repository.createDelivery(delivery(), []);
@@ -629,22 +645,87 @@ describe('DynamoJobRepository.listFailed', () => {
   }
 
   it('scans the whole table page by page for failed jobs', async () => {
-    const { table, repository } = await withFailed(5);
+    const { table } = await withFailed(5);
     table.pageSize = 3;
-    const failed = await repository.listFailed();
-    expect(failed.map((j) => j.jobId)).toEqual(['job-00', 'job-01', 'job-02', 'job-03', 'job-04']);
-    expect(failed.every((j) => j.status === 'failed' && !('ttl' in j))).toBe(true);
+    const failed = await scanFailedJobs({ dynamodb: table.client, tableName: 'jobs-table' });
+    expect(failed.map((j: JobRecord) => j.jobId)).toEqual(['job-00', 'job-01', 'job-02', 'job-03', 'job-04']);
+    expect(failed.every((j: JobRecord) => j.status === 'failed' && !('ttl' in j))).toBe(true);
     expect(table.inputs('Scan').length).toBeGreaterThan(1);
   });
 
   it('stops at the limit', async () => {
-    const { repository } = await withFailed(5);
-    await expect(repository.listFailed(2)).resolves.toHaveLength(2);
+    const { table } = await withFailed(5);
+    await expect(
+      scanFailedJobs({ dynamodb: table.client, tableName: 'jobs-table' }, 2),
+    ).resolves.toHaveLength(2);
   });
 
   it('fails retryably when the scan fails', async () => {
-    const { table, repository } = setup();
+    const { table } = setup();
     table.failNext('Scan', new Error('throttled'));
-    await expect(repository.listFailed()).rejects.toEqual(storeError('list failed jobs'));
+    await expect(scanFailedJobs({ dynamodb: table.client, tableName: 'jobs-table' })).rejects.toEqual(
+      storeError('list failed jobs'),
+    );
+  });
+});
+
+describe('DynamoJobRepository.listJobs on the sharded jobs-by-time index', () => {
+  const dayJob = (i: number, status: JobRecord['status'] = 'queued'): JobRecord => ({
+    ...newJobRecord('notes', `d-${i}`, new Date(NOW - (i + 1) * 60_000).toISOString(), NOW, {
+      jobId: `job-${String(i).padStart(3, '0')}`,
+      rule: 'invoice',
+      templateId: '9001',
+    }),
+    status,
+  });
+
+  it("writes each job to one of its day's shards, spread over all of them", async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs(Array.from({ length: 40 }, (_, i) => dayJob(i)));
+    const partitions = new Set([...table.items.values()].map((item) => item.listPk));
+    expect(partitions).toEqual(
+      new Set(Array.from({ length: JOB_TABLE.listShards }, (_, i) => `jobs#2026-03-01#${i}`)),
+    );
+  });
+
+  it("still lists jobs written before sharding (the day's unsharded partition), merged newest first, and takes their cursors", async () => {
+    const { table, repository } = setup();
+    await repository.ensureJobs([dayJob(0), dayJob(2)]);
+    const legacy = dayJob(1);
+    table.items.set('job#job-001', {
+      ...legacy,
+      pk: 'job#job-001',
+      kind: 'job',
+      listPk: 'jobs#2026-03-01',
+      listSk: `${legacy.receivedAt}#${legacy.jobId}`,
+    });
+    const { jobs } = await repository.listJobs({});
+    expect(jobs.map((j) => j.jobId)).toEqual(['job-000', 'job-001', 'job-002']);
+    const oldCursor = Buffer.from(
+      JSON.stringify({
+        d: '2026-03-01',
+        k: { pk: 'job#job-000', listPk: 'jobs#2026-03-01', listSk: `${dayJob(0).receivedAt}#job-000` },
+      }),
+    ).toString('base64url');
+    const after = await repository.listJobs({ cursor: oldCursor });
+    expect(after.jobs.map((j) => j.jobId)).toEqual(['job-001', 'job-002']);
+  });
+
+  it('goes on from where a shard stopped when a sparse filter spends the query budget, listing each job once', async () => {
+    const { table, repository } = setup();
+    const jobs = Array.from({ length: 240 }, (_, i) => dayJob(i, i % 100 === 7 ? 'failed' : 'queued'));
+    await repository.ensureJobs(jobs);
+    table.pageSize = 1;
+    const found: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await repository.listJobs({ status: 'failed', limit: 2, ...(cursor ? { cursor } : {}) });
+      found.push(...page.jobs.map((j) => j.jobId));
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor !== undefined && pages < 50);
+    expect(found).toEqual(['job-007', 'job-107', 'job-207']);
+    expect(pages).toBeGreaterThan(2);
   });
 });

@@ -1,0 +1,247 @@
+/**
+ * DynamoDB write units per stored job, table and indexes: a stored job's writes (the ingest's transaction of a
+ * two-job delivery with a content key; per job the claim, the `created` checkpoint and the last file stored
+ * with `stored`; the delivery's close on its last job's pickup) run through the job store on dynalite with the
+ * deployed table's indexes. Neither dynalite nor moto reports index units, so each write is priced from the
+ * items before and after it, by DynamoDB's rules: the table ceil(max(old, new) / 1 KB), twice in a transaction;
+ * an index 1 unit per KB of its projected entry put or deleted (2 entries when its key changes), none when no
+ * projected attribute changes.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type AttributeValue,
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import dynalite from 'dynalite';
+import { DynamoJobRepository } from '../functions/adapters/dynamodb/job-table';
+import {
+  applyChanges,
+  type DeliveryRecord,
+  type JobRecord,
+  newJobRecords,
+  transitions,
+} from '../functions/core/job';
+import { TABLE_DEFINITION } from '../local/stack/aws-emulators';
+import { addTransactWriteItems } from '../local/stack/dynamo-transactions';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/state-files';
+
+type Wire = Record<string, AttributeValue>;
+// dynalite's DynamoDB item size: attribute names plus values, as DynamoDB bills them.
+const { itemSize } = require('dynalite/db') as { itemSize: (item: Wire) => number };
+
+const units = (item: Wire | undefined): number => (item === undefined ? 0 : Math.ceil(itemSize(item) / 1024));
+
+/** An index's entry for an item: its key and projected attributes, or undefined when the item is not in it. */
+export function indexEntry(
+  index: (typeof TABLE_DEFINITION.GlobalSecondaryIndexes)[number],
+  item: Wire | undefined,
+): Wire | undefined {
+  if (item === undefined) return undefined;
+  const keys = [...index.KeySchema.map((k) => k.AttributeName), 'pk'];
+  if (index.KeySchema.some((k) => item[k.AttributeName] === undefined)) return undefined;
+  const projection = index.Projection as { ProjectionType: string; NonKeyAttributes?: string[] };
+  const names = [
+    ...keys,
+    ...(projection.ProjectionType === 'INCLUDE' ? (projection.NonKeyAttributes ?? []) : []),
+  ];
+  return Object.fromEntries(
+    names.filter((n) => item[n] !== undefined).map((n) => [n, item[n] as AttributeValue]),
+  );
+}
+
+/** Write units one item's change costs, on the table and per index (an index left alone costs none). */
+export function price(
+  before: Wire | undefined,
+  after: Wire | undefined,
+  transactional: boolean,
+): Map<string, number> {
+  const cost = new Map<string, number>([
+    ['table', Math.max(units(before), units(after), 1) * (transactional ? 2 : 1)],
+  ]);
+  for (const index of TABLE_DEFINITION.GlobalSecondaryIndexes) {
+    const old = indexEntry(index, before);
+    const now = indexEntry(index, after);
+    if (JSON.stringify(old) === JSON.stringify(now)) continue;
+    const keyChanged =
+      old !== undefined &&
+      now !== undefined &&
+      index.KeySchema.some(
+        (k) => JSON.stringify(old[k.AttributeName]) !== JSON.stringify(now[k.AttributeName]),
+      );
+    const written =
+      old === undefined || now === undefined
+        ? units(old ?? now)
+        : keyChanged
+          ? units(old) + units(now)
+          : units(now);
+    cost.set(index.IndexName, written);
+  }
+  return cost;
+}
+
+/** Waits (bounded) until a new table and its indexes are ACTIVE: dynalite answers CreateTable before. */
+async function waitActive(client: DynamoDBClient, name: string): Promise<void> {
+  for (let poll = 0; poll < 500; poll += 1) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+    const indexes = (Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexStatus ?? 'ACTIVE');
+    if (Table?.TableStatus === 'ACTIVE' && indexes.every((status) => status === 'ACTIVE')) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`table ${name} not ACTIVE after 500 polls`);
+}
+
+/** Write units per stored job: total, table, and each index. */
+export async function measureDynamoWrites(
+  deliveries = 20,
+): Promise<{ total: number; table: number } & Record<string, number>> {
+  const server = dynalite({ createTableMs: 0 }) as Server;
+  addTransactWriteItems(server, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const client = new DynamoDBClient({
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  });
+  try {
+    await client.send(new CreateTableCommand({ ...TABLE_DEFINITION, TableName: 'writes' }));
+    await waitActive(client, 'writes');
+    const totals = new Map<string, number>();
+    const read = async (pk: string): Promise<Wire | undefined> =>
+      (
+        await client.send(
+          new GetItemCommand({ TableName: 'writes', Key: { pk: { S: pk } }, ConsistentRead: true }),
+        )
+      ).Item;
+    const documents = DynamoDBDocumentClient.from(client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    const counting = {
+      send: async (command: { input: Record<string, unknown>; constructor: { name: string } }) => {
+        const name = command.constructor.name;
+        const input = command.input;
+        const keys: Array<{ pk: string; transactional: boolean }> =
+          name === 'TransactWriteCommand'
+            ? (input.TransactItems as Array<{ Put?: { Item: { pk: string } } }>).map((e) => ({
+                pk: String(e.Put?.Item.pk),
+                transactional: true,
+              }))
+            : name === 'PutCommand'
+              ? [{ pk: String((input.Item as { pk: string }).pk), transactional: false }]
+              : name === 'UpdateCommand'
+                ? [{ pk: String((input.Key as { pk: string }).pk), transactional: false }]
+                : name === 'BatchWriteCommand'
+                  ? Object.values(
+                      input.RequestItems as Record<string, Array<{ PutRequest: { Item: { pk: string } } }>>,
+                    )
+                      .flat()
+                      .map((r) => ({ pk: r.PutRequest.Item.pk, transactional: false }))
+                  : [];
+        const before = await Promise.all(keys.map((k) => read(k.pk)));
+        const result = await documents.send(command as never);
+        for (const [i, key] of keys.entries()) {
+          for (const [part, wru] of price(before[i], await read(key.pk), key.transactional))
+            totals.set(part, (totals.get(part) ?? 0) + wru);
+        }
+        return result;
+      },
+    } as unknown as DynamoDBDocumentClient;
+    let now = Date.now();
+    const clock = { tick: (): number => (now += 1_000) };
+    const repository = new DynamoJobRepository(counting, 'writes', { now: () => now });
+    let jobsStored = 0;
+    for (let d = 0; d < deliveries; d += 1) {
+      const delivery: DeliveryRecord = {
+        integration: 'stripe',
+        deliveryId: `evt_${d}_${'x'.repeat(20)}`,
+        receivedAt: new Date(now).toISOString(),
+        jobs: [0, 1].map((i) => ({
+          jobId: `${d}-${i}-0123456789abcdef0123`,
+          rule: `rule-${i}`,
+          templateId: '1234567',
+        })),
+        // An ~8 KB webhook's sealed payload: compressed and encrypted, base64 (~3 KB).
+        sealedPayload: 'A'.repeat(3000),
+      };
+      const jobs = newJobRecords(delivery, now);
+      const recorded = await repository.createDelivery(delivery, jobs, String(d).padStart(64, 'c'));
+      if (!recorded.created) throw new Error('delivery not recorded');
+      for (const queued of jobs) jobsStored += await storeJob(repository, queued, clock);
+    }
+    const perJob = Object.fromEntries([...totals].map(([part, wru]) => [part, wru / jobsStored]));
+    return {
+      ...perJob,
+      total: [...totals.values()].reduce((a, b) => a + b, 0) / jobsStored,
+      table: perJob.table ?? 0,
+    };
+  } finally {
+    client.destroy();
+    await new Promise<void>((done) => server.close(() => done()));
+  }
+}
+
+/** One job's writes as the worker makes them for a one-file document: claim, (close), created, stored. */
+async function storeJob(
+  repository: DynamoJobRepository,
+  queued: JobRecord,
+  clock: { tick: () => number },
+): Promise<number> {
+  // A second between steps, as a job's writes are apart: each moves the lease (the open index's sort key).
+  let now = clock.tick();
+  const claimed = await repository.claimJob({
+    jobId: queued.jobId,
+    owner: `msg-${queued.jobId}`,
+    leaseUntil: now + 60_000,
+    nowMs: now,
+    maxAttempts: 5,
+  });
+  if (claimed === undefined) throw new Error('claim refused');
+  if (queued.closesDelivery === true)
+    await repository.closeDelivery(claimed.integration, claimed.deliveryId, new Date(now).toISOString());
+  const document = {
+    id: 'doc_0123456789abcdef',
+    name: 'Invoice 2026-0001',
+    templateId: '1234567',
+    createdAt: new Date(now).toISOString(),
+    linksExpireAt: new Date(now + 3_600_000).toISOString(),
+    sealedLinks: 'L'.repeat(400),
+  };
+  const file = {
+    fileId: 'file_0123456789abcdef',
+    filename: 'invoice-2026-0001.pdf',
+    mimeType: 'application/pdf',
+    size: 48_213,
+  };
+  now = clock.tick();
+  const created = await repository.updateJob(
+    claimed,
+    transitions.created(claimed, document, [file], now + 60_000),
+  );
+  const stored = {
+    ...file,
+    bucket: 'docrelay-documents-0123456789',
+    key: `stripe/rule-0/${created.jobId}/invoice-2026-0001.pdf`,
+    sha256: 'f'.repeat(64),
+    storedSize: 48_213,
+    storedAt: new Date(now).toISOString(),
+  };
+  now = clock.tick();
+  const changes = transitions.fileStored(created, stored, now + 60_000);
+  const after = applyChanges(created, changes, new Date(now).toISOString());
+  await repository.updateJob(created, { ...changes, ...transitions.stored(after) });
+  return 1;
+}
+
+if (require.main === module) {
+  measureDynamoWrites().then(
+    (result) => console.log(JSON.stringify(result, null, 2)),
+    (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    },
+  );
+}

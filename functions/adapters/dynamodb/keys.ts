@@ -1,0 +1,104 @@
+/**
+ * The job table's key schema and item mappers: what a delivery, a job and a content key look like as items,
+ * and which partition of each index they are written to.
+ */
+import { JOB_TABLE } from '../../config/table-contract';
+import { type DeliveryRecord, isFinal, type JobRecord } from '../../core/job';
+import { listSortKey } from '../../ports/job-repository';
+
+/** The index partitions open items are written to, and the one items written before sharding carry. */
+export const OPEN_SHARDS = Array.from({ length: JOB_TABLE.openShards }, (_, i) => `open#${i}`);
+/** The open-index partition of items written before the open index was sharded. */
+export const LEGACY_OPEN_PARTITION = 'open';
+
+/** FNV-1a of a key: stable, and spreads keys evenly over the shards. */
+function shardOf(pk: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < pk.length; i += 1) {
+    hash ^= pk.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** The open-index partition of an item: stable for its key, spread evenly. */
+export const openShard = (pk: string): string => OPEN_SHARDS[shardOf(pk, OPEN_SHARDS.length)] as string;
+
+/** The jobs-by-time partitions of one UTC day (YYYY-MM-DD), newest-first lists read them all. */
+export const listPartitions = (day: string): string[] =>
+  Array.from({ length: JOB_TABLE.listShards }, (_, i) => `jobs#${day}#${i}`);
+
+/** The jobs-by-time partition of a day that items written before the listing was sharded carry. */
+export const legacyListPartition = (day: string): string => `jobs#${day}`;
+
+/** The jobs-by-time partition of a job: its UTC day of receipt and a shard picked by its key. */
+export const listPartition = (pk: string, receivedAt: string): string =>
+  `jobs#${receivedAt.slice(0, 10)}#${shardOf(pk, JOB_TABLE.listShards)}`;
+
+/** Table key of a job. */
+export const jobKey = (jobId: string): string => `job#${jobId}`;
+/** Table key of a delivery (its dedupe key). */
+export const deliveryKey = (integration: string, deliveryId: string): string =>
+  `delivery#${integration}#${deliveryId}`;
+/** Table key of a content key (the dedupe of the same content under another delivery id). */
+export const contentItemKey = (integration: string, contentKey: string): string =>
+  `content#${integration}#${contentKey}`;
+
+/** What the item mappers need: the clock, and how long items are kept. */
+export interface ItemClock {
+  readonly now: () => number;
+  readonly retentionSeconds: number;
+  readonly enqueueGraceMs: number;
+}
+
+/** Epoch seconds after which the table may delete an item written now. */
+export const ttlOf = (clock: ItemClock): number => Math.floor(clock.now() / 1000) + clock.retentionSeconds;
+
+/** A delivery as an item: open (in the open index, leased for its grace) until its messages went out. */
+export function deliveryItem(delivery: DeliveryRecord, clock: ItemClock): Record<string, unknown> {
+  const open = delivery.enqueuedAt === undefined;
+  const pk = deliveryKey(delivery.integration, delivery.deliveryId);
+  return {
+    ...delivery,
+    pk,
+    kind: 'delivery',
+    openPk: open ? openShard(pk) : undefined,
+    leaseUntil: open ? clock.now() + clock.enqueueGraceMs : undefined,
+    ttl: ttlOf(clock),
+  };
+}
+
+/** A job as an item: open until final (then with a TTL), and in its jobs-by-time partition. */
+export function jobItem(job: JobRecord, clock: ItemClock): Record<string, unknown> {
+  const open = !isFinal(job.status);
+  const pk = jobKey(job.jobId);
+  return {
+    ...job,
+    pk,
+    kind: 'job',
+    openPk: open ? openShard(pk) : undefined,
+    leaseUntil: open ? (job.leaseUntil ?? clock.now()) : undefined,
+    ttl: open ? undefined : ttlOf(clock),
+    listPk: listPartition(pk, job.receivedAt),
+    listSk: listSortKey(job),
+  };
+}
+
+/** A job item back as its record, without the table's attributes. */
+export function toJob(item: Record<string, unknown>): JobRecord {
+  const { pk: _pk, kind: _kind, openPk: _open, ttl: _ttl, listPk: _listPk, listSk: _listSk, ...job } = item;
+  return job as unknown as JobRecord;
+}
+
+/** A delivery item back as its record, with safe defaults for a damaged one. */
+export function toDelivery(item: Record<string, unknown>): DeliveryRecord {
+  return {
+    integration: String(item.integration),
+    deliveryId: String(item.deliveryId),
+    receivedAt: String(item.receivedAt),
+    jobs: Array.isArray(item.jobs) ? (item.jobs as DeliveryRecord['jobs']) : [],
+    ...(typeof item.enqueuedAt === 'string' ? { enqueuedAt: item.enqueuedAt } : {}),
+    ...(typeof item.sendFailedAt === 'string' ? { sendFailedAt: item.sendFailedAt } : {}),
+    sealedPayload: typeof item.sealedPayload === 'string' ? item.sealedPayload : '',
+  };
+}
