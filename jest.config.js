@@ -34,7 +34,7 @@ module.exports = {
       slowTestThreshold: 30,
     },
     { ...base, displayName: 'soak', testMatch: ['<rootDir>/test/e2e/soak*.test.ts'], slowTestThreshold: 120 },
-    // The synthesized bundles against moto_server (test/aws/moto-server.ts starts it; CI has it on PATH).
+    // The synthesized bundles against moto_server (test/helpers/moto-server.ts starts it; CI has it on PATH).
     { ...base, displayName: 'aws', testMatch: ['<rootDir>/test/aws/**/*.test.ts'], slowTestThreshold: 60 },
   ],
 };

@@ -20,7 +20,7 @@ import type { DocRelayFunctionName } from '../../lib/docrelay-function';
 import { DocRelayStack } from '../../lib/docrelay-stack';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
 import { buildBundles, type LambdaContainer, startContainer } from './lambda-container';
-import { type MotoServer, startMotoServer } from './moto-server';
+import { type MotoServer, startMotoServer } from '../helpers/moto-server';
 import { type DeployedStack, deployTemplate, type Template } from './template-deployer';
 
 process.env.CDK_VALIDATION = 'false';
