@@ -19,6 +19,7 @@ import { consoleRoutes } from '../../local/console/console-routes';
 import { sqsDeadLetters } from '../../local/console/dead-letters';
 import { type ApiHandler, startApiServer } from '../../local/stack/api-server';
 import { lambdaEnvironments } from '../../local/stack/lambda-environments';
+import { prefixedSecrets, secretPrefixOf } from './deployed-secrets';
 import { loadConfigOrExplain } from './ops-args';
 import { readStackOutputs, targetVariables } from './stack-outputs';
 import { resolveStackTarget } from './stack-target';
@@ -37,7 +38,8 @@ export async function runConsole(ctx: CommandContext, values: ConsoleOptions): P
   if (stackName === '') throw new CliError('--stack <name> must name a deployed docrelay stack', 2);
   const port = values.port;
   const region = ctx.env.AWS_REGION ?? ctx.env.AWS_DEFAULT_REGION;
-  const variables = targetVariables(stackName, await readStackOutputs(stackName, region));
+  const outputs = await readStackOutputs(stackName, region);
+  const variables = targetVariables(stackName, outputs);
   const target = await resolveStackTarget({ ...ctx, env: { ...ctx.env, ...variables } });
   try {
     const settings = readLocalSettings(ctx.env, ctx.cwd);
@@ -63,7 +65,8 @@ export async function runConsole(ctx: CommandContext, values: ConsoleOptions): P
           queue: new SqsJobQueue(target.clients.sqs, target.queueUrl),
           deadLetters: sqsDeadLetters(target.clients.sqs, target.dlqUrl),
           config,
-          templates: buildDocumentService(config, secrets).templates,
+          templates: buildDocumentService(config, prefixedSecrets(secrets, secretPrefixOf(outputs)))
+            .templates,
           ...(sealingSecretName === undefined ? {} : { sealingSecret: () => secrets.get(sealingSecretName) }),
           stackLabel: stackName,
         }),

@@ -19,6 +19,7 @@ import { JOB_TABLE } from '../../functions/config/table-contract';
 import type { JobRecord } from '../../functions/core/job';
 import type { SecretSource } from '../../functions/ports/secret-source';
 import { senderScheme } from '../../functions/senders';
+import { secretPrefixOf } from './deployed-secrets';
 import { contentTypeOf, findIntegration, firstLine, loadConfigOrExplain, readInputFile } from './ops-args';
 import { describeProblem, jobIdsOf, postSigned } from './signed-post';
 import { readStackOutputs, targetVariables } from './stack-outputs';
@@ -226,7 +227,7 @@ async function smokeTarget(ctx: CommandContext, options: SmokeOptions): Promise<
 
 /**
  * The Secrets Manager name of a config secret: a secret the stack created is prefixed per deployment, and its
- * `SetSecret…` output names it (`--secret-id <name>`); an imported one keeps the config's name.
+ * `SetSecret…` output names it (`--secret-id <name>`); any other carries the stack's `SecretPrefix`.
  */
 export function createdSecretName(outputs: Readonly<Record<string, string>>, configName: string): string {
   for (const [key, value] of Object.entries(outputs)) {
@@ -234,7 +235,7 @@ export function createdSecretName(outputs: Readonly<Record<string, string>>, con
     const name = /--secret-id (\S+)/.exec(value)?.[1];
     if (name !== undefined && (name === configName || name.endsWith(`/${configName}`))) return name;
   }
-  return configName;
+  return `${secretPrefixOf(outputs)}${configName}`;
 }
 
 async function readSecret(source: SecretSource, name: string): Promise<string> {

@@ -16,8 +16,14 @@ describe('createdSecretName', () => {
     );
   });
 
-  it("keeps the config's name of a secret the stack imports (no SetSecret output names it)", () => {
+  it("keeps the config's name of a secret the stack imports when the stack shares its secrets", () => {
     expect(createdSecretName(outputs, 'docrelay/github-webhook')).toBe('docrelay/github-webhook');
-    expect(createdSecretName(outputs, 'notes-webhook')).toBe('notes-webhook');
+    expect(createdSecretName({ ...outputs, SecretPrefix: '(none)' }, 'notes-webhook')).toBe('notes-webhook');
+  });
+
+  it("puts the stack's SecretPrefix before an imported secret's config name", () => {
+    expect(createdSecretName({ ...outputs, SecretPrefix: 'prod/' }, 'docrelay/github-webhook')).toBe(
+      'prod/docrelay/github-webhook',
+    );
   });
 });
