@@ -19,8 +19,8 @@ import { loadConfigFileSync } from '../../functions/config/load';
 import type { DocRelayFunctionName } from '../../lib/docrelay-function';
 import { DocRelayStack } from '../../lib/docrelay-stack';
 import { type EmulatorHandle, startEmulator } from '../../local/emulator/server';
-import { buildBundles, type LambdaContainer, startContainer } from './lambda-container';
 import { type MotoServer, startMotoServer } from '../helpers/moto-server';
+import { buildBundles, type LambdaContainer, startContainer } from './lambda-container';
 import { type DeployedStack, deployTemplate, type Template } from './template-deployer';
 
 process.env.CDK_VALIDATION = 'false';
