@@ -123,12 +123,16 @@ export async function deployOnMoto(
     eventBridge: new EventBridgeClient(clientConfig),
   };
   const deployed = await deployTemplate(template, clients, { stackName, region: REGION, accountId: ACCOUNT });
-  // The config's secrets are imported by name (the construct's default): the operator creates them.
+  // The config's secrets are imported (the construct's default): the operator creates them under the
+  // deployment's prefix, the stack's SecretPrefix output.
+  const { secretPrefix } = stack.docRelay.identity;
   for (const [name, value] of [
     [API_KEY_SECRET_NAME, emulator.apiKey],
     [WEBHOOK_SECRET_NAME, webhookSecret],
   ]) {
-    await clients.secretsManager.send(new CreateSecretCommand({ Name: name, SecretString: value }));
+    await clients.secretsManager.send(
+      new CreateSecretCommand({ Name: `${secretPrefix}${name}`, SecretString: value }),
+    );
   }
 
   const dirs = await buildBundles(stack.docRelay.configFile, functions, join(work, 'bundles'));
