@@ -53,7 +53,12 @@ const issues = (issuer: X509Certificate, subject: X509Certificate): boolean =>
 
 /** A certificate source over `fetch`: each URL fetched and checked once, failures not cached. */
 export function snsCertificateSource(options: CertificateSourceOptions): CertificateSource {
-  const anchors = (options.trust ?? rootCertificates).map((pem) => new X509Certificate(pem));
+  // Parsed on first use: the system's ~140 roots cost every cold start ~40 ms, and most ingests never see SNS.
+  let parsedAnchors: X509Certificate[] | undefined;
+  const anchors = (): X509Certificate[] => {
+    parsedAnchors ??= (options.trust ?? rootCertificates).map((pem) => new X509Certificate(pem));
+    return parsedAnchors;
+  };
   const now = options.now ?? (() => new Date());
   const maxEntries = options.maxEntries ?? 32;
   const cache = new Map<string, Promise<string>>();
@@ -88,7 +93,7 @@ export function snsCertificateSource(options: CertificateSourceOptions): Certifi
     let last = chain[chain.length - 1] as X509Certificate;
     for (let hop = 0; hop <= MAX_CHAIN; hop += 1) {
       const top = last;
-      if (anchors.some((anchor) => anchor.fingerprint256 === top.fingerprint256 || issues(anchor, top))) {
+      if (anchors().some((anchor) => anchor.fingerprint256 === top.fingerprint256 || issues(anchor, top))) {
         return leaf.toString();
       }
       const next = issuerUrl(top);
