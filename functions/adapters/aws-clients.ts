@@ -78,11 +78,9 @@ const timeoutsOf = (settings: AwsClientSettings): CallTimeouts | undefined =>
 const silent = (): void => undefined;
 
 /**
- * The SDK's logger: silent, as its default `NoOpLogger` is, but not that class. With the default, the SDK's
- * retry middleware still prints "An error was encountered in a non-retryable streaming request." to the
- * console whenever a streamed upload fails (a copy whose download broke off): a line with no job, no level
- * and nothing to act on, on every such retry. The worker's own log line says which job, which file and why.
- * Nothing else calls this logger: the logger middleware is removed (`withoutSdkLogger`).
+ * The SDK's logger: silent, like its default `NoOpLogger`, but not that class, with which the retry middleware
+ * still prints a context-free line to the console on every failed streamed upload; the worker logs its own.
+ * Nothing else calls it: the logger middleware is removed (`withoutSdkLogger`).
  */
 const SILENT_SDK_LOGGER: SdkLogger = { debug: silent, info: silent, warn: silent, error: silent };
 
