@@ -96,13 +96,10 @@ export const functionEntry = (name: DocRelayFunctionName): string =>
   join(PROJECT_ROOT, 'functions', 'handlers', name, 'handler.ts');
 
 /**
- * esbuild aliases of a function's bundle. The SDK clients' runtime config imports the default credential
- * chain even when given credentials; in Lambda only its first link, the environment, ever answers, so the
- * bundle gets that link alone (functions/adapters/lambda-credentials.ts) instead of the SSO, STS, login and
- * IMDS providers and their nested clients (~95 KB per bundle). The SDK offers no variant without the chain;
- * its maintainers suggest replacing it at bundling (aws/aws-sdk-js-v3#6087). Without tracing, the X-Ray SDK
- * and the Powertools Tracer are replaced by stand-ins that throw (functions/commons/no-xray.ts, no-tracer.ts):
- * the handlers never create a Tracer then, and the bundle is ~130 KB smaller.
+ * esbuild aliases of a function's bundle. The SDK's default credential chain is replaced by its environment link,
+ * the only one that answers in Lambda (functions/adapters/lambda-credentials.ts; aws/aws-sdk-js-v3#6087). Without
+ * tracing, the X-Ray SDK and the Tracer are replaced by stand-ins that throw (functions/commons/no-xray.ts,
+ * no-tracer.ts). Sizes saved: docs/decisions.md, "AWS clients and bundles".
  */
 export function bundleAliases(options: BundleOptions = {}): Record<string, string> {
   return {
@@ -124,10 +121,9 @@ export function bundleAliases(options: BundleOptions = {}): Record<string, strin
 }
 
 /**
- * Packages a function loads only for some requests, shipped beside its bundle instead of inside it: the XML
- * parser and its dependencies (~65 KB; functions/core/body.ts requires it on the first XML body). Each is left
- * out of the bundle (external) and built, after it, into the asset's `node_modules/<name>/index.js`, where the
- * bundle's `require('<name>')` finds it; a cold start of JSON deliveries never reads it.
+ * Packages a function loads only for some requests (the XML parser: functions/core/body.ts), left out of the
+ * bundle and built after it into the asset's `node_modules/<name>/index.js`, where the bundle's `require` finds
+ * them; a cold start of JSON deliveries never reads them.
  */
 export const LAZY_MODULES = ['fast-xml-parser'] as const;
 
@@ -190,9 +186,8 @@ export interface BundleOptions {
 }
 
 /**
- * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node 20 reads and parses
- * the whole map when it loads the bundle (measured: +12–13 ms of CPU on the ingest's load, +13–16 ms on the
- * worker's; bench/analysis.md), so it is opt-in; error classes carry their names either way (functions/commons/errors.ts).
+ * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node parses the whole map at
+ * load (bench/analysis.md), so it is opt-in; error classes carry their names either way (functions/commons/errors.ts).
  */
 export function functionNodeOptions(options: BundleOptions = {}): string | undefined {
   return options.sourceMaps === true ? '--enable-source-maps' : undefined;
@@ -228,9 +223,8 @@ export function docrelayBundling(configFile: string, options: BundleOptions = {}
     esbuildArgs: Object.fromEntries(
       Object.entries(bundleAliases(options)).map(([name, target]) => [`${ALIAS_ARG}${name}`, target]),
     ),
-    // Names are not kept: keeping them wraps every function and class in a naming call, at load and at each
-    // closure's creation (bench/analysis.md: −32 KB and ~7 ms of the ingest's load CPU without). Error classes
-    // write their names out (functions/commons/errors.ts), so logs still say `DeliveryRefusedError`.
+    // Names are not kept: keeping them wraps every function and class in a naming call (size and load CPU,
+    // bench/analysis.md). Error classes write their names out (functions/commons/errors.ts).
     keepNames: false,
     commandHooks: {
       beforeBundling: () => [],
@@ -326,8 +320,8 @@ export interface DocRelayFunctionProps extends FunctionSizing {
   readonly tracing?: boolean;
   /**
    * Source maps: the bundle's map is written into the asset and `NODE_OPTIONS=--enable-source-maps` makes
-   * stack traces point into the TypeScript sources. Node 20 parses the whole map at every cold start, so it
-   * costs load time (bench/analysis.md); off, traces show minified names at bundle positions (error classes keep theirs).
+   * stack traces point into the TypeScript sources, at a cost in load time (bench/analysis.md); off, traces show
+   * minified names (error classes keep theirs).
    * @default false
    */
   readonly sourceMaps?: boolean;

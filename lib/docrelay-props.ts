@@ -180,8 +180,8 @@ export interface DocRelayProps {
   readonly tracing?: boolean;
   /**
    * Source maps for the functions' stack traces (`NODE_OPTIONS=--enable-source-maps` and a map in each
-   * asset). Node parses the map at every cold start: the ingest's load takes about an eighth more CPU
-   * (docs/deploy.md, "Source maps"). Off, traces still name the functions, at positions in the bundle.
+   * asset). Node parses the map at every cold start, which costs load CPU (docs/deploy.md, "Source maps").
+   * Off, traces still name the functions, at positions in the bundle.
    * @default false
    */
   readonly sourceMaps?: boolean;

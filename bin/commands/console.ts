@@ -1,9 +1,7 @@
 /**
  * `docrelay console [--stack <name>] [--port N] [--sealing-secret <name>]`: the web console of a deployed stack
- * (`DocRelay`, the CDK app's default stack name, unless --stack), served on loopback only (http://127.0.0.1:<port>/). The stack's outputs (table, bucket, queues) are read
- * from CloudFormation by its name and handed to the CLI's AWS target (stack-target.ts), so the console reads
- * and acts with the caller's own AWS credentials, as `jobs`, `replay` and `dlq` do. The page is the one the
- * local stack serves; the jobs API it calls runs in this process (the same handler as the Lambda's).
+ * (default `DocRelay`) on loopback only, acting with the caller's own AWS credentials via the stack's outputs
+ * (stack-target.ts). The page is the local stack's; its jobs API runs in this process (the Lambda's handler).
  * The mapped data needs the sealing secret's name (--sealing-secret or DOCRELAY_SEALING_SECRET).
  */
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';

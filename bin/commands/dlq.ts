@@ -1,16 +1,9 @@
 /**
- * `docrelay dlq list [--json] [--max N]` and `docrelay dlq redrive [--max N]`: what is in the jobs' dead-letter
- * queue, with each job's state from the table, and sending it back to the worker.
- *
- * Both receive with a short visibility timeout (so successive receives page through the queue), dedupe by
- * MessageId, and hand back every message they do not delete at once (visibility 0): a peek hides nothing
- * for longer than the command runs, and at most HOLD seconds should the CLI die. Bounded by --max messages
- * and a time budget.
- *
- * Redrive resets each failed job (as replay does), then: on AWS, when it saw the whole queue and every message
- * can go back, it starts an SQS message move task (the redrive API) with the jobs queue as its destination;
- * otherwise (always locally: the queue emulator has no move tasks) it sends each job's message to the jobs
- * queue and deletes it from the dead-letter queue. Invalid messages and messages of unknown jobs are left in place and reported.
+ * `docrelay dlq list [--json] [--max N]` and `docrelay dlq redrive [--max N]`: the jobs' dead-letter queue with
+ * each job's state, and sending it back to the worker. Both page with a short visibility timeout, dedupe by
+ * MessageId and release what they keep (visibility 0), so a peek hides nothing for long; bounded by --max and time.
+ * Redrive resets each failed job (as replay does), then uses an SQS move task when on AWS it saw the whole queue,
+ * else sends and deletes message by message (always locally); invalid or unknown-job messages stay and are reported.
  */
 import {
   ChangeMessageVisibilityBatchCommand,

@@ -1,10 +1,8 @@
 /**
  * `docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]...
- * [--delivery-id <id>] [--wait]`: signs the payload's bytes with the integration's secret, as its sender would
- * (the URL too for senders that sign it; inside the body for senders that sign there), and posts them to the
- * webhook URL (the local stack's unless --url). The content type follows the file's extension (.json, .xml,
- * .txt, .form, .urlencoded) unless --content-type says otherwise. Prints the status line (`202 Accepted`) on stderr and the
- * answer's JSON on stdout; exit 0 for 2xx, 1 with the problem on one line. With --wait it then follows the jobs to stored (exit 0) or failed (exit 1).
+ * [--delivery-id <id>] [--wait]`: signs the payload as its sender would and posts it to the webhook URL (the local
+ * stack's unless --url); content type from the file's extension unless given. Prints the status on stderr and the
+ * JSON answer on stdout; exit 0 for 2xx, else 1 with one line. --wait follows the jobs to stored or failed.
  */
 
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';

@@ -1,10 +1,8 @@
 /**
  * `docrelay smoke [--stack <name> | --local] [--integration <id>] [--payload <file>] [--timeout <seconds>]
- * [--keep]`: after a deploy, sends one signed test delivery to the stack's webhook URL (the integration the
- * config marks with `smoke: { payload }`, or --integration and --payload), waits in the job table until its
- * jobs are stored, downloads each stored object and compares its SHA-256 with the job record's and with the
- * checksum S3 keeps (when it keeps one), then deletes what it made: the objects (each version it wrote) and
- * the delivery's items in the job table. A failed run deletes nothing, so `docrelay jobs show` can explain it.
+ * [--keep]`: sends one signed test delivery to the stack's webhook URL, waits until its jobs are stored, checks
+ * each object's SHA-256 against the job record and S3's checksum, then deletes what it made (object versions,
+ * the delivery's items). A failed run deletes nothing, so `docrelay jobs show` can explain it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { dirname, resolve } from 'node:path';

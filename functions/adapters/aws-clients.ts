@@ -25,12 +25,9 @@ export interface AwsClientSettings {
 }
 
 /**
- * Bounds on one attempt of an AWS call; the SDK's standard retry takes the `TimeoutError` of an attempt that
- * runs past them as transient and tries again. Without them, a call whose connection goes silent (a lost
- * packet, a half-open socket) waits for the SDK's service default, 5 minutes for DynamoDB and 15 for SQS: far
- * past a Lambda's timeout, so the ingest would run out its 10 s and the sender get API Gateway's error instead
- * of docrelay's answer, and a worker would hold its job until the queue's visibility timeout. With them, the
- * stalled attempt is dropped and the next one goes out on a new connection.
+ * Bounds on one attempt of an AWS call; the SDK's standard retry takes an attempt's `TimeoutError` as transient.
+ * Without them a silent connection waits out the SDK's service default (minutes), far past a Lambda's timeout;
+ * with them the stalled attempt is dropped and retried on a new connection.
  */
 export interface CallTimeouts {
   /** Connecting to the service (TCP and TLS). */
@@ -46,12 +43,9 @@ export interface CallTimeouts {
 }
 
 /**
- * The bounds on AWS. DynamoDB, SQS, Secrets Manager and EventBridge answer these calls in milliseconds, so
- * 5 s per attempt is only reached by a stalled connection, and leaves the ingest (10 s timeout) room for a
- * second attempt. An S3 upload's socket is silent while its download is, and a stalled upload stalls its download
- * (back-pressure): the download's own idle timeout (`service.timeoutSeconds`, 30 s by default) ends most such
- * copies first, as a retryable failure. The transfer bound is the backstop, long enough for S3 to finish
- * assembling a large multipart upload.
+ * The bounds on AWS: 5 s per attempt is reached only by a stalled connection and leaves the ingest room for a
+ * second attempt. The S3 transfer bound is a backstop behind the download's own idle timeout, long enough for S3
+ * to assemble a large multipart upload (docs/decisions.md, "AWS clients").
  */
 export const AWS_CALL_TIMEOUTS: CallTimeouts = {
   connectMs: 3_000,
@@ -84,11 +78,9 @@ const timeoutsOf = (settings: AwsClientSettings): CallTimeouts | undefined =>
 const silent = (): void => undefined;
 
 /**
- * The SDK's logger: silent, as its default `NoOpLogger` is, but not that class. With the default, the SDK's
- * retry middleware still prints "An error was encountered in a non-retryable streaming request." to the
- * console whenever a streamed upload fails (a copy whose download broke off): a line with no job, no level
- * and nothing to act on, on every such retry. The worker's own log line says which job, which file and why.
- * Nothing else calls this logger: the logger middleware is removed (`withoutSdkLogger`).
+ * The SDK's logger: silent, like its default `NoOpLogger`, but not that class, with which the retry middleware
+ * still prints a context-free line to the console on every failed streamed upload; the worker logs its own.
+ * Nothing else calls it: the logger middleware is removed (`withoutSdkLogger`).
  */
 const SILENT_SDK_LOGGER: SdkLogger = { debug: silent, info: silent, warn: silent, error: silent };
 
@@ -120,9 +112,8 @@ const clientBase = (settings: AwsClientSettings, calls: 'request-response' | 'tr
 };
 
 /**
- * The client without the SDK's logger middleware. docrelay gives the SDK no logger (its own log lines say what
- * happened), yet that middleware builds a redacted copy of every input and output on each call for the no-op
- * logger: ~5–10% of the ingest's CPU per webhook (bench/analysis.md). Errors are thrown as before.
+ * The client without the SDK's logger middleware, which builds a redacted copy of every input and output for a
+ * no-op logger (docrelay gives the SDK none), a visible share of the ingest's CPU (bench/analysis.md).
  */
 export function withoutSdkLogger<T extends { middlewareStack: { remove(name: string): boolean } }>(
   client: T,
@@ -132,20 +123,14 @@ export function withoutSdkLogger<T extends { middlewareStack: { remove(name: str
 }
 
 /**
- * Reads in withFastConfig: 30 were enough on Node 20; the margin is for other engines' budgets (the unit test
- * checks the result on the Node that runs it).
+ * Reads in withFastConfig, with a margin over what Node needs (the unit test checks the result).
  */
 const FAST_CONFIG_READS = 200;
 
 /**
- * The client with its resolved configuration in V8's fast-properties mode. The SDK builds that object with
- * some fifty properties added one by one, so V8 keeps it as a hash table (dictionary mode), and every call
- * reads it many times and copies it whole several times (`{ ...config, ...context }` in the endpoint,
- * serialization and deserialization middleware): ~13 µs per copy instead of ~3 (bench/analysis.md). An object
- * whose properties are read through a prototype chain is given fast properties by V8, as prototypes are
- * (the technique of the `to-fast-properties` package); the object and its values are unchanged. The ingest
- * handler's CPU per webhook fell ~10% with it, the local pipeline's documents/s rose ~5%. Where an engine does
- * not do this, nothing changes.
+ * The client with its resolved configuration in V8's fast-properties mode: the SDK builds it property by property
+ * (dictionary mode) and copies it whole several times per call. Reading an object through a prototype chain makes
+ * V8 give the prototype fast properties; nothing else changes. Figures: bench/analysis.md, docs/decisions.md.
  */
 export function withFastConfig<T extends { config: object }>(client: T): T {
   const reader = Object.create(client.config) as Record<string, unknown>;
@@ -169,12 +154,9 @@ const headersOf = (request: unknown): Headers | undefined => {
 };
 
 /**
- * The client with the SDK's user-agent middleware run once per operation, its two headers reused on the
- * operation's later calls. The middleware builds the same strings again on every call (each part escaped with
- * regular expressions, the features encoded): ~5% of the ingest handler's CPU per webhook (bench/analysis.md).
- * The headers are the SDK's own, as it computed them for the operation's first call; a feature that only some
- * later call of the same operation would add to the list (a paginator's, say) is not reported for it. A request
- * that already carries either header goes through the SDK's middleware, as before.
+ * The client with the SDK's user-agent middleware run once per operation and its two headers reused on later
+ * calls, since building them is a visible share of the ingest's CPU (bench/analysis.md). A feature only a later
+ * call would add is not reported; a request that already carries either header goes through the SDK's middleware.
  */
 export function withUserAgentOnce<
   T extends { config: object; middlewareStack: Pick<MiddlewareStack<object, object>, 'add'> },
@@ -264,15 +246,10 @@ const isDocumentCommand = (command: unknown): command is DocumentCommandParts =>
   typeof command.addMarshallingMiddleware === 'function';
 
 /**
- * The document client with its middleware resolved once per command type, as the SDK's `cacheMiddleware`
- * does for base clients (which lib-dynamodb refuses: its resolved handler sends the command it was resolved
- * for, aws-sdk-js-v3#7801). Resolving sorts and copies the whole middleware list on every call: 110–135 µs of
- * the ingest handler's ~1,000 per webhook (bench/analysis.md). Here the handler resolved for a type's first command
- * (lib-dynamodb's own steps: its marshalling middleware added, the stacks joined, the base command resolved)
- * is called with each later command's base command, which carries that call's input. A call with options or
- * a callback, or a command without those parts, goes through the SDK's `send`. Middleware added to the client
- * after its first call of a type is not seen by that type: only the AWS factory uses this (the local stack's
- * tests add middleware to running clients).
+ * The document client with its middleware resolved once per command type, as the SDK's `cacheMiddleware` does for
+ * base clients (lib-dynamodb refuses it: aws-sdk-js-v3#7801); resolving sorts and copies the stack on every call.
+ * Later commands of a type reuse the first one's handler with their own base command; calls with options or a
+ * callback go through `send`. Middleware added after a type's first call is not seen: only the AWS factory uses this.
  */
 export function withCachedDocumentMiddleware(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
   const handlers = new Map<unknown, (command: unknown) => Promise<{ output: unknown }>>();

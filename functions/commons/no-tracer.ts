@@ -1,9 +1,7 @@
 /**
- * Stands in for the Powertools Tracer (`@aws-lambda-powertools/tracer` and its `/middleware`) in the bundle of
- * a function built with tracing off, as functions/commons/no-xray.ts does for the X-Ray SDK under it:
- * lib/docrelay-function.ts aliases both here, so the Tracer's ~13 KB are not shipped. Neither export is ever
- * reached: observability.ts creates a Tracer, and `traced` its middleware, only when DOCRELAY_TRACING is `true`,
- * which the construct sets exactly when it bundles the real package.
+ * Stands in for the Powertools Tracer (and its `/middleware`) in a function built with tracing off, as no-xray.ts
+ * does for the X-Ray SDK. Neither export is ever reached: observability.ts creates a Tracer, and `traced` its
+ * middleware, only when DOCRELAY_TRACING is `true`, which the construct sets exactly when it bundles the real package.
  */
 const message =
   '@aws-lambda-powertools/tracer is not in this bundle: the function was built with tracing off (DocRelayProps.tracing)';

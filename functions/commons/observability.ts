@@ -29,9 +29,8 @@ export interface ObservabilityOptions {
 }
 
 /**
- * The Powertools Tracer, required only when tracing is on. It loads aws-xray-sdk-core, whose cls-hooked
- * async hooks slow every promise of the process even with tracing disabled, and ~25 ms of module init:
- * `require()` keeps ./tracer bundled but unevaluated until asked for, where an `import` would run it at load.
+ * The Powertools Tracer, required only when tracing is on: its X-Ray SDK's async hooks slow every promise even
+ * with tracing disabled, and its module init is costly. `require()` keeps ./tracer bundled but unevaluated.
  */
 function loadTracer(serviceName: string): Tracer {
   const { createTracer } = require('./tracer') as typeof import('./tracer');

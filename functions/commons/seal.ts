@@ -1,15 +1,9 @@
 /**
- * Seals values that must survive in the job table but never rest there in clear: a delivery's payload (so a
- * stranded or failed job can be sent again, see docs/architecture.md) and a document's download links (they
- * carry the service's temporary tokens; kept so a worker that died after the document was created copies the
- * files instead of generating a second document).
- *
- * AES-256-GCM under a key derived once per sealing secret (HKDF-SHA256); the context (the delivery or job)
- * is authenticated as associated data, so a seal opens only where it was made. Plaintexts over 1 KiB are
- * compressed first with Brotli at quality 0 (at ingest, speed matters more than the last bytes; DynamoDB
- * bills per KB): on JSON bodies it is both faster and smaller than deflate at level 1, which seals made until
- * 2026-11-25 used and which still open. Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext
- * byte says how the rest is compressed.
+ * Seals values the job table keeps but must never hold in clear: a delivery's payload (so a job can be sent
+ * again) and a document's download links (their tokens; kept so a restarted worker copies instead of generating).
+ * AES-256-GCM under an HKDF-SHA256 key per sealing secret, with the delivery or job as associated data, so a seal
+ * opens only where it was made. Plaintexts over 1 KiB are Brotli-compressed (quality 0) first; older deflate seals
+ * still open. Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext byte names the compression.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants, inflateRawSync } from 'node:zlib';

@@ -1,9 +1,7 @@
 /**
- * Loading the configuration bundled beside a Lambda function's code: the JSON the CDK construct wrote after
- * validating it at synth against the full schema, defaults filled (lib/builders/secrets.ts). It is trusted as
- * such: the zod schema (and its ~450 KB) stays off the Lambda path, and JSON.parse replaces the YAML parser.
- * Its shape is checked just enough to fail with a clear message on a file that is not such an output. Its
- * expressions, checked at synth, are compiled on first use: each function compiles only those it evaluates.
+ * Loads the configuration bundled beside a Lambda function: the JSON the construct wrote after validating it
+ * at synth with defaults filled (lib/builders/secrets.ts), trusted as such so the zod schema and YAML parser stay
+ * off the Lambda path. Its shape is checked just enough for a clear error; expressions compile on first use.
  */
 import { readFileSync } from 'node:fs';
 import { compileConfig, type LoadedConfig } from './compile';

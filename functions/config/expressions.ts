@@ -82,11 +82,9 @@ export function compileExpression(
 }
 
 /**
- * `compileExpression` on the first read of `expression`, not now: for a configuration whose expressions were
- * checked before (the one bundled into a Lambda function, validated at synth), so that each function compiles
- * only what it evaluates (the ingest its `when` and `deliveryId`, the worker its rules' `data`). A syntax
- * error, were the text changed since its check, is thrown at that read, which evaluation reports as its
- * problem.
+ * `compileExpression` on the first read of `expression`, for a configuration checked before (the bundled one,
+ * validated at synth), so each function compiles only what it evaluates. A syntax error, were the text changed
+ * since, is thrown at that read and reported by the evaluation.
  */
 export function deferExpression(
   source: string,

@@ -25,6 +25,6 @@ export const LAMBDA_ENV = {
 
 /**
  * The mapping isolate's own bundle, built beside every function's `index.js` (lib/docrelay-function.ts). Its
- * threads load this ~90 KB file instead of the whole function bundle (functions/mapping/isolate.ts).
+ * threads load this small file instead of the whole function bundle (functions/mapping/isolate.ts).
  */
 export const MAPPING_ISOLATE_FILE = 'mapping-isolate.js';

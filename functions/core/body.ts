@@ -145,9 +145,8 @@ type XmlParserModule = typeof import('fast-xml-parser');
 let xml: { parser: XMLParser; validator: XmlParserModule['XMLValidator'] } | undefined;
 
 /**
- * The XML parser, loaded on the first XML body: most deliveries are JSON, and the parser with its dependencies
- * costs ~5 ms of every cold start when loaded with the module (bench/analysis.md). `require()` keeps it bundled
- * but unevaluated until then.
+ * The XML parser, loaded on the first XML body: most deliveries are JSON, and loading it with the module costs
+ * every cold start (bench/analysis.md). `require()` keeps it bundled but unevaluated until then.
  */
 function xmlTools(): NonNullable<typeof xml> {
   if (xml === undefined) {

@@ -1,22 +1,10 @@
 /**
- * The reconciler: makes sure no open job is stranded. A delivery whose messages may not all have been sent
- * (the ingest crashed, or the queue failed and the sender never retried) has its outbox completed; a job
- * whose lease ran out without progress gets a message again. Worker processing is idempotent (a leased or
- * final job ignores an extra message), so sending again is always safe.
- * On AWS it runs on a schedule; the local stack runs it at start-up (its queue keeps messages in memory only)
- * and on an interval.
- *
- * Waiting is not lost. A job's lease says when it should have progressed if a worker took its message at once;
- * behind busy workers (every lane on a slow job, a backlog after a restart) its message waits in the queue
- * past that, and sending it again then only adds a second message for the same job (another claim, another
- * attempt counted, sometimes another document). So while the queue still holds messages (visible, in flight
- * or delayed) a job whose lease ran out less than `maxQueueWaitMs` ago is taken as waiting and left alone
- * (nothing is written). When the queue is empty no message can be waiting: every job whose lease ran out is
- * lost (the local queue forgot its messages in a restart, SQS dead-lettered one after workers died on it,
- * a send was lost) and is sent again at once; and a job that has waited `maxQueueWaitMs` past its lease is
- * sent again whatever the queue holds, so a lost message is never left for longer than that under a
- * backlog that does not end. The queue's counts are one request per pass (SQS GetQueueAttributes), not per
- * job; SQS has no per-message lookup. When they cannot be read, every stranded job is sent again, as before.
+ * The reconciler: no open job stays stranded. A delivery whose messages may not all have gone out has its outbox
+ * completed; a job whose lease ran out without progress is sent again (always safe: workers ignore extra messages).
+ * Scheduled on AWS; the local stack runs it at start-up and on an interval.
+ * While the queue holds messages, a job whose lease ran out less than `maxQueueWaitMs` ago is taken as waiting
+ * behind busy workers and left alone; with an empty queue, or past that wait, it is sent again. Queue counts are
+ * read once per pass; unreadable, every stranded job is sent again. Why: docs/decisions.md, "Reconciler".
  */
 import type { JobQueue, JobQueueBacklog, QueueBacklog } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
@@ -107,12 +95,9 @@ export async function reconcile(deps: ReconcileDeps, before?: number, limit = 50
 }
 
 /**
- * For when no worker can be alive (the local stack's workers' process died, and its successor has not started
- * polling): every lease an open job holds is abandoned. Each job a worker had claimed is sent again at once with
- * its lease cleared, instead of waiting out the visibility timeout of the message the dead worker held (60 s
- * locally). Jobs no worker claimed are left alone: their messages wait in the queue. The dead worker's own
- * message comes back later and finds the job moved on (an extra message is always safe). Returns how many
- * jobs were sent again; bounded by `limit`.
+ * For when no worker can be alive (the local workers' process died, its successor not yet polling): each job a
+ * worker had claimed is sent again at once with its lease cleared, instead of waiting out the dead worker's message
+ * visibility; unclaimed jobs are left to their queued messages. Returns how many were sent; bounded by `limit`.
  */
 export async function releaseAbandonedLeases(deps: ReconcileDeps, limit = 500): Promise<number> {
   const now = deps.now ?? Date.now;

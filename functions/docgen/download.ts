@@ -1,12 +1,8 @@
 /**
- * Streaming a generated file from its temporary link. The link carries its own authorization, so no API key
- * is sent; every hop (the link and each redirect) must pass the download guard (allowed origins, https off
- * loopback); the body is handed over as it arrives. The transport is `node:http`/`node:https` (Node
- * streams end to end, no web-stream bridge); a caller that injects `fetch` gets downloads through it too.
- *
- * One timeout covers the wait for the headers and then each silence between body chunks. It is one timer
- * that, when it fires, looks at when the last chunk came and sleeps again for the rest: a chunk only writes
- * a timestamp, no timer is re-armed per chunk.
+ * Streams a generated file from its temporary link (which carries its own authorization: no API key sent).
+ * Every hop, the link and each redirect, must pass the download guard; transport is `node:http(s)`, or an
+ * injected `fetch`. One timer covers the wait for headers and each silence between chunks: a chunk only writes
+ * a timestamp, and the timer, when it fires, sleeps again for the rest.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';

@@ -1,9 +1,7 @@
 /**
- * The transport of the service's API calls (create a document, read templates): one request, its answer read
- * whole. The default is node:http/node:https, as for downloads (./download.ts): a process's first `fetch`
- * loads undici (the first API call took 26.8 ms of CPU with it, 8.2 ms without, on Node 20 here), and each
- * call after costs ~150 µs more than over node:http (bench/analysis.md). A `fetch` given to the client (tests,
- * other runtimes) is used instead.
+ * The transport of the service's API calls: one request, its answer read whole. node:http(s) by default, as for
+ * downloads, since a process's first `fetch` loads undici and each fetch call costs more (bench/analysis.md);
+ * a `fetch` given to the client (tests, other runtimes) is used instead.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';

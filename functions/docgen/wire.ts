@@ -1,11 +1,8 @@
 /**
- * The service's answers as they travel (docs: /work/shared/docgen-service-interface.md) and their parsing.
- * The resource types in `types.ts` are derived from these schemas, so a field is written once. Strict on what
- * the client needs, lenient on the rest: nullish text becomes '', ids may come as numbers, unknown keys of
- * templates are kept, `null` where a field is optional reads as absent, and a value of an unexpected type in a
- * field the client only passes on (a property's allowed values, a file's size) is read as best it can be
- * rather than failing the template or a document already made. `zod/mini` keeps the validator small on the
- * Lambda path.
+ * The service's answers as they travel (/work/shared/docgen-service-interface.md) and their parsing; `types.ts`
+ * derives from these schemas. Strict on what the client needs, lenient on the rest (nullish text as '', numeric
+ * ids, unknown template keys kept, odd values in passed-on fields read as best they can be), so a quirk never fails
+ * a template or a document already made. `zod/mini` keeps the validator small on the Lambda path.
  */
 import * as z from 'zod/mini';
 import { DocgenBadResponseError } from './errors';

@@ -1,12 +1,8 @@
 /**
- * Bounded replacements for the JSONata built-ins whose cost grows with their arguments. jsonata checks its
- * time and depth limits between evaluation steps only, so one call of `$pad(name, 300000000)`, `$sort` (a
- * merge sort that slices arrays on every step: quadratic memory) or `$distinct` (quadratic comparisons) runs
- * to its end or takes the process down. Each replacement checks sizes before it works, and refuses with
- * `BuiltinLimitError`, which the evaluator reports as `MAPPING_TOO_LARGE`.
- *
- * The order-by operator (`items^(sku)`) runs jsonata's own sort and cannot be replaced; the isolate (see
- * isolate.ts) bounds it. No Node imports: the config schema, imported by lib/, compiles expressions with this.
+ * Bounded replacements for the JSONata built-ins whose cost grows with their arguments (`$pad`, `$sort`,
+ * `$distinct`): jsonata checks its limits only between steps, so one such call could run unbounded. Each checks
+ * sizes first and throws `BuiltinLimitError` (`MAPPING_TOO_LARGE`); the order-by operator is bounded by the isolate.
+ * No Node imports: the config schema, imported by lib/, compiles expressions with this.
  */
 import type jsonata from 'jsonata';
 import { loadJsonata } from '../config/jsonata';

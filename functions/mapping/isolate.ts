@@ -1,16 +1,9 @@
 /**
- * Evaluating expressions where a runaway one cannot take the process with it: a small pool of worker threads,
- * each with a capped heap (`resourceLimits`) and a kill timer. A thread that runs out of memory or time is
- * terminated and replaced; its job fails with `MAPPING_TOO_LARGE` or `MAPPING_TIMEOUT`, every other job keeps
- * flowing. Threads are reused, so a normal mapping pays one message round trip (the payload is cloned once).
- *
- * The thread runs this very module. Bundled, the construct builds it on its own beside each function's bundle
- * (`MAPPING_ISOLATE_FILE`, ~90 KB: jsonata and the evaluation), and the thread loads that file; without it
- * (a bundle built by other means), the thread loads the bundle itself, `__filename`, which answers too but
- * loads and initializes the whole function first (bench/analysis.md: 68–96 ms against 22–29 ms until the
- * thread is ready, on the first mapping of every container). Either way the marker in `workerData` makes the
- * copy of this module answer requests. From TypeScript sources (tests, `tsx`), the thread registers tsx
- * first, then loads this file.
+ * Evaluates expressions in a small pool of worker threads, each with a capped heap and a kill timer, so a
+ * runaway one fails its own job (`MAPPING_TOO_LARGE`, `MAPPING_TIMEOUT`) and the thread is replaced.
+ * The thread runs this module: bundled, the file `MAPPING_ISOLATE_FILE` built beside each function; otherwise
+ * the bundle itself (`__filename`), or from sources this file under tsx. The `workerData` marker makes that
+ * copy answer requests. Start-up costs of each: docs/decisions.md, "Mapping".
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

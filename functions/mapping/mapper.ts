@@ -1,10 +1,8 @@
 /**
- * Mapping a delivery to documents: which rules apply (`evaluateRules`, on the ingest hot path, no template
+ * Mapping a delivery to documents: which rules apply (`evaluateRules`, on the ingest's hot path, no template
  * reads), and each rule's `data`, coerced and checked against its template (`mapRule`, at job time).
- *
- * `when` runs in this process, with the bounded built-ins: it is on the hot path and a thread hop would
- * cost more than the evaluation. `data` runs in the isolate (worker threads with a heap cap and a kill timer)
- * unless told otherwise: it is not hot, and it is where a mapping does its heavy work.
+ * `when` runs in process with the bounded built-ins (a thread hop would cost more than it); `data`, where the heavy
+ * work is, runs in the isolate unless told otherwise.
  */
 import type { CompiledIntegration, CompiledRule } from '../config/compile';
 import type { Template } from '../docgen/types';

@@ -1,19 +1,9 @@
 /**
- * The common `when` rules, evaluated without JSONata: a field compared with a literal (`action = 'opened'`,
- * `$headers.'x-github-event' = 'push'`, `pull_request.merged = true`), and `and`/`or` of such. The ingest
- * evaluates `when` for every delivery, and JSONata's asynchronous evaluator costs more than the rest of the
- * rule step together (issue 17); a walk along a few own properties costs next to nothing. The rule is read
- * from the expression's text by the small parser below, so an ingest whose rules are all of this shape never
- * loads JSONata at all (its module is a few ms of every cold start).
- *
- * Only what agrees with JSONata by construction is taken. The text must be made of the plainest tokens only:
- * names (`[A-Za-z_][A-Za-z0-9_]*`, or in backticks), quoted strings without escapes, unsigned numbers, `true`,
- * `false`, `null`, `$` and `$name`, `.`, `=`, `!=`, `and`, `or` and parentheses; anything else (a predicate, a
- * function, a comment, an escape) leaves the expression to JSONata. At run time, each step of the path must be
- * an own property of a plain object and the value compared a string, number, boolean or null; anything else
- * (an array along the path, where JSONata maps over it; an object or array compared, where it compares deeply;
- * an inherited property) answers "ask JSONata", and JSONata evaluates the whole expression as before. A
- * property test keeps the two equal (test/unit/mapping/native-when.test.ts).
+ * The common `when` rules (a field compared with a literal, and `and`/`or` of such) evaluated without JSONata,
+ * which is the costliest part of the ingest's rule step and a cold-start module of its own.
+ * Only what agrees with JSONata by construction is taken: the plainest tokens at parse time, own properties of
+ * plain objects and scalar values at run time; anything else answers "ask JSONata" for the whole expression.
+ * A property test keeps the two equal (test/unit/mapping/native-when.test.ts); see docs/decisions.md, "Mapping".
  */
 import type { CompiledExpression } from '../config/expressions';
 import type { PreparedInput } from './evaluate';

@@ -1,24 +1,9 @@
 /**
- * Streams one file into S3: never whole in memory, SHA-256 and byte count computed on the way, and the copy
- * refused (no object completed) when the bytes do not add up to what was announced.
- *
- * Then the store's copy is checked against those figures. With a client that sends checksums (the SDK's
- * default, `requestChecksumCalculation: WHEN_SUPPORTED`, as on AWS) the upload carries a SHA-256 that the SDK
- * computes from the bytes it sends and S3 checks against the bytes it received (refusing the upload on a
- * difference); S3 answers with the SHA-256 it stored (one hash, or for a multipart upload the hash of the
- * parts' hashes), and that must equal ours. A client that sends no checksums (the local emulators',
- * `WHEN_REQUIRED`) compares a small file's ETag with the MD5 of the bytes streamed (computed on the way only
- * for such a client and a single PUT of at most MD5_CHECK_MAX_BYTES): S3, s3rver and MinIO answer a plain
- * PUT's MD5 as its ETag. An equal ETag proves the content and saves a request per file. Anything else (a
- * larger file, where the MD5 would cost more CPU than the request it saves; a multipart upload or a
- * KMS-encrypted object, whose ETag is not the MD5; a store that answers no checksum) gets a HEAD after the
- * upload instead: the stored size must equal the bytes streamed. Either difference fails the copy
- * (`STORED_OBJECT_MISMATCH`, retryable).
- *
- * When the length is known up front (the download's Content-Length) and fits one PUT, the bytes go through a
- * single streamed PutObject: nothing is buffered (a multipart upload holds `partSize × queueSize` in
- * memory) and it was 2-3x faster in bench/ (docs/benchmarks.md, "copy"). A stream that ends short or runs
- * over aborts the request, so no object is written. Unknown or larger lengths use a multipart upload.
+ * Streams one file into S3 without holding it in memory, hashing and counting on the way; a stream that ends
+ * short or runs over aborts the upload, so no object is written. The stored copy is then checked: the SHA-256
+ * S3 answers, else a small single PUT's ETag against its MD5, else a HEAD's size (`STORED_OBJECT_MISMATCH`).
+ * A known length that fits one PUT goes as a single streamed PutObject, anything else as a multipart upload.
+ * Why each check and the single PUT: docs/decisions.md, "Copying to S3".
  */
 import { createHash, type Hash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
@@ -50,10 +35,8 @@ export interface CopyRequest {
 }
 
 /**
- * Largest file whose ETag is compared with its MD5 when no checksum is sent (the local emulators). The MD5 is
- * computed as the bytes stream, the HEAD it saves is a round trip after them: copies of 1 MB and 4 MB ran ~30%
- * faster with the MD5 than with the HEAD, at 8 MB the two were even, and at 64 MiB the MD5 cost the copy 15% of
- * its throughput (bench/analysis.md).
+ * Largest file whose ETag is compared with its MD5 when no checksum is sent (the local emulators): below it the
+ * MD5 costs less than the HEAD it saves, above it more (bench/analysis.md, docs/decisions.md "Copying to S3").
  */
 export const MD5_CHECK_MAX_BYTES = 8 * 1024 * 1024;
 

@@ -44,12 +44,9 @@ export class SqsJobQueue implements JobQueue, JobQueueBacklog, DeadLetterQueue {
   ) {}
 
   /**
-   * Sends one message per job. Sends of at most ten jobs made during one turn of the event loop (webhooks
-   * acknowledged concurrently by one process: the local stack's API) share one SendMessageBatch, sent at the
-   * end of that turn (`setImmediate`): fewer requests, and the acknowledgements wait less. Each send keeps
-   * its own outcome: it fails only if the batch failed or SQS refused one of its own messages, and its messages
-   * keep their order within the batch. A Lambda function serves one request at a time, so there a group holds
-   * one send. More than ten jobs go in batches of ten, in order.
+   * Sends one message per job. Sends made in one event-loop turn (concurrent acknowledgements in the local API)
+   * share SendMessageBatch calls of up to ten, in order, sent at the turn's end; each send fails only if its batch
+   * failed or SQS refused one of its own messages. In Lambda a group holds one send.
    */
   send(jobIds: readonly string[]): Promise<void> {
     if (jobIds.length === 0) return Promise.resolve();

@@ -1,8 +1,7 @@
 /**
  * The event ingest's input, checked: the integration id of the rule's input wrapper and an EventBridge event.
- * The envelope schema is Powertools' `EventBridgeSchema` (same fields, same checks, unknown keys dropped),
- * written with `zod/mini`, which the ingest path bundles already: the classic zod behind Powertools' schema
- * was ~460 KB of the event ingest's bundle (bench/analysis.md, "Cold start, 2026-11-25").
+ * The envelope is Powertools' `EventBridgeSchema` rewritten in `zod/mini`, which this path bundles already, to keep
+ * classic zod out of the bundle (docs/decisions.md, "Bundles").
  */
 import * as z from 'zod/mini';
 import { DeliveryRefusedError } from '../../core/errors';
