@@ -72,6 +72,15 @@ export const listCursor = {
   },
 };
 
+/** A cursor parser for `{ [field]: string }`, the shape of the single-key cursors. */
+export const stringFieldCursor =
+  (field: string) =>
+  (value: unknown): string | undefined => {
+    const found =
+      typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
+    return typeof found === 'string' ? found : undefined;
+  };
+
 /** The page size a list query asks for, within JOB_LIST_LIMITS. */
 export const listLimit = (query: Pick<JobListQuery, 'limit'>): number =>
   Math.max(1, Math.min(JOB_LIST_LIMITS.max, Math.floor(query.limit ?? JOB_LIST_LIMITS.default)));

@@ -13,6 +13,7 @@ import {
   listSortKey,
   matchesListQuery,
   type StrandedItems,
+  stringFieldCursor,
 } from '../../ports/job-repository';
 import { LEGACY_OPEN_PARTITION, OPEN_SHARDS, toDelivery, toJob } from './keys';
 import { listJobKeys } from './list-jobs';
@@ -89,13 +90,7 @@ async function listDeliveryJobs(
 ): Promise<JobListPage> {
   const limit = listLimit(query);
   const after =
-    query.cursor === undefined
-      ? undefined
-      : listCursor.decode(query.cursor, (value) =>
-          typeof value === 'object' && value !== null && typeof (value as { s?: unknown }).s === 'string'
-            ? (value as { s: string }).s
-            : undefined,
-        );
+    query.cursor === undefined ? undefined : listCursor.decode(query.cursor, stringFieldCursor('s'));
   const keys = await keysOfDelivery(table, deliveryId);
   const matching = (
     await readJobs(

@@ -26,6 +26,7 @@ import {
   listSortKey,
   matchesListQuery,
   type StrandedItems,
+  stringFieldCursor,
 } from '../../ports/job-repository';
 
 /** The repository's operations, for fault injection. */
@@ -214,13 +215,7 @@ export class InMemoryJobRepository implements JobRepository {
     this.fault('listJobs');
     const limit = listLimit(query);
     const after =
-      query.cursor === undefined
-        ? undefined
-        : listCursor.decode(query.cursor, (value) =>
-            typeof value === 'object' && value !== null && typeof (value as { k?: unknown }).k === 'string'
-              ? (value as { k: string }).k
-              : undefined,
-          );
+      query.cursor === undefined ? undefined : listCursor.decode(query.cursor, stringFieldCursor('k'));
     const matching = [...this.jobs.values()]
       .filter((job) => matchesListQuery(job, query) && (after === undefined || listSortKey(job) < after))
       .sort((a, b) => (listSortKey(a) < listSortKey(b) ? 1 : -1));
