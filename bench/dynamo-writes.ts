@@ -217,10 +217,7 @@ async function storeJob(
     size: 48_213,
   };
   now = clock.tick();
-  const created = await repository.updateJob(
-    claimed,
-    transitions.created(claimed, document, [file], now + 60_000),
-  );
+  const created = await repository.updateJob(claimed, transitions.created(claimed, document, [file]));
   const stored = {
     ...file,
     bucket: 'docrelay-documents-0123456789',
@@ -230,7 +227,7 @@ async function storeJob(
     storedAt: new Date(now).toISOString(),
   };
   now = clock.tick();
-  const changes = transitions.fileStored(created, stored, now + 60_000);
+  const changes = transitions.fileStored(created, stored);
   const after = applyChanges(created, changes, new Date(now).toISOString());
   await repository.updateJob(created, { ...changes, ...transitions.stored(after) });
   return 1;

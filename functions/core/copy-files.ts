@@ -236,7 +236,7 @@ async function storeFile(
     storedAt: new Date(w.now()).toISOString(),
   };
   w.log.info('file stored', { jobId: job.jobId, key, size: result.size });
-  const changes = transitions.fileStored(job, stored, w.now() + w.leaseMs);
+  const changes = transitions.fileStored(job, stored);
   const after = applyChanges(job, changes, new Date(w.now()).toISOString());
   // The last file: its checkpoint and the job's `stored` in one write (one call and one write unit less).
   if (after.files.every((f) => f.storedAt !== undefined)) {

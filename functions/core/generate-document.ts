@@ -81,7 +81,7 @@ export async function generateDocument(
     };
     const updated = await w.jobs.updateJob(
       job,
-      transitions.created(job, document, created.files.map(toJobFile), w.now() + w.leaseMs),
+      transitions.created(job, document, created.files.map(toJobFile)),
     );
     w.log.info('document created', {
       jobId: job.jobId,

@@ -246,8 +246,11 @@ export const transitions = {
       leaseUntil,
     };
   },
-  /** The service generated the document: its id, files and sealed links are the checkpoint. */
-  created(job: JobRecord, document: JobDocument, files: readonly JobFile[], leaseUntil: number): JobChanges {
+  /**
+   * The service generated the document: its id, files and sealed links are the checkpoint. The lease stays as
+   * it is: the attempt's heartbeat renews it (moving it here would rewrite the open index's entry).
+   */
+  created(job: JobRecord, document: JobDocument, files: readonly JobFile[]): JobChanges {
     expect(job, 'created', ['processing']);
     return {
       status: 'created',
@@ -255,13 +258,12 @@ export const transitions = {
       document,
       files: [...files],
       ...(document.templateFileId === undefined ? {} : { templateFileId: document.templateFileId }),
-      leaseUntil,
     };
   },
-  /** One file landed in storage: checkpointed, so a retry does not copy it again. */
-  fileStored(job: JobRecord, stored: JobFile, leaseUntil: number): JobChanges {
+  /** One file landed in storage: checkpointed, so a retry does not copy it again (the lease stays as it is). */
+  fileStored(job: JobRecord, stored: JobFile): JobChanges {
     expect(job, 'fileStored', ['created']);
-    return { files: job.files.map((f) => (f.fileId === stored.fileId ? stored : f)), leaseUntil };
+    return { files: job.files.map((f) => (f.fileId === stored.fileId ? stored : f)) };
   },
   /** The links died before every file was copied: the document is dropped and a new one is asked for. */
   linksExpired(job: JobRecord): JobChanges {

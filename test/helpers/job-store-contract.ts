@@ -221,6 +221,33 @@ export function describeJobStoreContract(name: string, make: MakeStore): void {
       await expect(repository.updateJob(renewed, {})).rejects.toBeInstanceOf(JobConflictError);
     });
 
+    it('keeps a lease the heartbeat renewed when the holder writes a checkpoint from the record it claimed', async () => {
+      const { repository } = await store();
+      const { delivery, jobs } = contractDelivery('d-1', CONTRACT_NOW);
+      await repository.createDelivery(delivery, jobs);
+      const claimed = (await repository.claimJob({
+        jobId: (jobs[0] as JobRecord).jobId,
+        owner: 'm-1',
+        leaseUntil: CONTRACT_NOW + 60_000,
+        nowMs: CONTRACT_NOW,
+        maxAttempts: 3,
+      })) as JobRecord;
+      await expect(repository.renewLease(claimed.jobId, 'm-1', CONTRACT_NOW + 120_000)).resolves.toBe(true);
+      const document = {
+        id: 'doc-1',
+        name: 'Doc',
+        templateId: 't',
+        createdAt: at(CONTRACT_NOW),
+        linksExpireAt: at(CONTRACT_NOW),
+      };
+      await repository.updateJob(claimed, transitions.created(claimed, document, []));
+      await expect(repository.getJob(claimed.jobId)).resolves.toMatchObject({
+        status: 'created',
+        leaseUntil: CONTRACT_NOW + 120_000,
+        leaseOwner: 'm-1',
+      });
+    });
+
     it('keeps the outbox: a delivery closes once on its first pickup, not after a failed send', async () => {
       const { repository } = await store();
       const one = contractDelivery('d-1', CONTRACT_NOW);

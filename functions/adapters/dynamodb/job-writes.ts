@@ -2,6 +2,7 @@
  * Writes of jobs: missing records written from their delivery, the worker's one-write claim, compare-and-swap
  * updates on the version read, and lease renewals that leave the version alone.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { JobConflictError } from '../../core/errors';
@@ -133,8 +134,9 @@ export async function claimJob(table: JobTableContext, claim: JobClaim): Promise
 }
 
 /**
- * Writes `changes` to a job if nobody wrote it since `job` was read, and returns the new record: the item's
- * attributes set as they now are, those gone removed. Throws JobConflictError when the version moved on.
+ * Writes `changes` to a job if nobody wrote it since `job` was read, and returns the new record: only the
+ * attributes that differ are set or removed, so a lease the heartbeat renewed meanwhile stays, and an index
+ * whose attributes did not change is not written. Throws JobConflictError when the version moved on.
  */
 export async function updateJob(
   table: JobTableContext,
@@ -151,7 +153,7 @@ export async function updateJob(
   let i = 0;
   for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
     if (name === 'pk') continue;
-    if (after[name] === undefined && before[name] === undefined) continue;
+    if (isDeepStrictEqual(after[name], before[name])) continue;
     i += 1;
     names[`#a${i}`] = name;
     if (after[name] === undefined) {

@@ -167,10 +167,11 @@ export class InMemoryJobRepository implements JobRepository {
     this.fault('updateJob');
     const current = this.jobs.get(job.jobId);
     if (current === undefined || current.version !== job.version) throw new JobConflictError(job.jobId);
-    const next = applyChanges(job, changes, new Date(this.now()).toISOString());
-    this.jobs.set(job.jobId, clone(next));
+    const at = new Date(this.now()).toISOString();
+    // As DynamoDB's update: only the changes are written, so a lease renewed since `job` was read stays.
+    this.jobs.set(job.jobId, clone(applyChanges(current, changes, at)));
     this.writes.push({ operation: 'updateJob', key: job.jobId });
-    return next;
+    return applyChanges(job, changes, at);
   }
 
   async claimJob(claim: JobClaim): Promise<JobRecord | undefined> {

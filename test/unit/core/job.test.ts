@@ -51,11 +51,13 @@ describe('the job state machine', () => {
     let job = queued();
     job = apply(job, transitions.claim(job, 'm-1', NOW + 1000));
     expect(job).toMatchObject({ status: 'processing', attempts: 1, leaseOwner: 'm-1', version: 1 });
-    job = apply(job, transitions.created(job, document, [file], NOW + 2000));
+    job = apply(job, transitions.created(job, document, [file]));
     expect(job).toMatchObject({ status: 'created', documentsRequested: 1, files: [file] });
     const stored = { ...file, storedAt: 'now', key: 'k', bucket: 'b', sha256: 'h', storedSize: 3 };
-    job = apply(job, transitions.fileStored(job, stored, NOW + 3000));
+    job = apply(job, transitions.fileStored(job, stored));
     expect(job.files).toEqual([stored]);
+    // The claim's lease holds through the checkpoints: the heartbeat renews it, not each write.
+    expect(job.leaseUntil).toBe(NOW + 1000);
     job = apply(job, transitions.stored(job));
     expect(job.status).toBe('stored');
     expect(job.document?.sealedLinks).toBeUndefined();
@@ -66,7 +68,7 @@ describe('the job state machine', () => {
   it('keeps a checkpoint as created when claimed again', () => {
     let job = queued();
     job = apply(job, transitions.claim(job, 'm-1', NOW));
-    job = apply(job, transitions.created(job, document, [file], NOW));
+    job = apply(job, transitions.created(job, document, [file]));
     job = apply(job, transitions.claim(job, 'm-2', NOW));
     expect(job).toMatchObject({ status: 'created', attempts: 2, leaseOwner: 'm-2' });
   });
@@ -74,14 +76,14 @@ describe('the job state machine', () => {
   it('refuses to store while a file is left to copy', () => {
     let job = queued();
     job = apply(job, transitions.claim(job, 'm-1', NOW));
-    job = apply(job, transitions.created(job, document, [file], NOW));
+    job = apply(job, transitions.created(job, document, [file]));
     expect(() => transitions.stored(job)).toThrow(InvalidTransitionError);
   });
 
   it('drops the document when its links expired', () => {
     let job = queued();
     job = apply(job, transitions.claim(job, 'm-1', NOW));
-    job = apply(job, transitions.created(job, document, [file], NOW));
+    job = apply(job, transitions.created(job, document, [file]));
     job = apply(job, transitions.linksExpired(job));
     expect(job).toMatchObject({ status: 'processing', files: [] });
     expect(job.document).toBeUndefined();
@@ -102,7 +104,7 @@ describe('the job state machine', () => {
       leaseUntil: NOW + 5,
     });
     expect(released.leaseOwner).toBeUndefined();
-    job = apply(job, transitions.created(job, document, [file], NOW));
+    job = apply(job, transitions.created(job, document, [file]));
     const held = apply(job, transitions.release(job, { lastError: error, leaseUntil: NOW, owner: 'm-9' }));
     expect(held).toMatchObject({ status: 'created', leaseOwner: 'm-9' });
     expect(held.outageRetries).toBeUndefined();
@@ -111,7 +113,7 @@ describe('the job state machine', () => {
   it('fails an open job with its reason, dropping the sealed links', () => {
     let job = queued();
     job = apply(job, transitions.claim(job, 'm-1', NOW));
-    job = apply(job, transitions.created(job, document, [file], NOW));
+    job = apply(job, transitions.created(job, document, [file]));
     const failed = apply(
       job,
       transitions.fail(job, { code: 'E', message: 'e' }, { code: 'L', message: 'l' }),
@@ -124,7 +126,7 @@ describe('the job state machine', () => {
   it('replays a final job from its checkpoint or, fresh, from the start', () => {
     let job = queued();
     job = apply(job, transitions.claim(job, 'm-1', NOW));
-    job = apply(job, transitions.created(job, document, [file], NOW));
+    job = apply(job, transitions.created(job, document, [file]));
     const failed = apply(job, transitions.fail(job, { code: 'E', message: 'e' }));
     // The message whose attempt failed it (the lease owner): its return publishes the event again.
     expect(failed.settledBy).toBe('m-1');
@@ -157,8 +159,8 @@ describe('the job state machine', () => {
     ],
     ['fail', (j: JobRecord) => transitions.fail(j, { code: 'x', message: 'x' })],
     ['resend', (j: JobRecord) => transitions.resend(j, NOW)],
-    ['created', (j: JobRecord) => transitions.created(j, document, [], NOW)],
-    ['fileStored', (j: JobRecord) => transitions.fileStored(j, file, NOW)],
+    ['created', (j: JobRecord) => transitions.created(j, document, [])],
+    ['fileStored', (j: JobRecord) => transitions.fileStored(j, file)],
     ['linksExpired', (j: JobRecord) => transitions.linksExpired(j)],
     ['stored', (j: JobRecord) => transitions.stored(j)],
   ])('refuses %s on a final job', (_name, transition) => {
