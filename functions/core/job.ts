@@ -212,6 +212,24 @@ export const newJobRecords = (
     ),
   );
 
+/**
+ * True when `jobs` hold every job the delivery plans. A delivery recorded in one write with all its jobs needs no
+ * outbox of its own: each job's first-pickup lease has the reconciler send it if its message never went out.
+ */
+export const holdsEveryPlannedJob = (
+  delivery: Pick<DeliveryRecord, 'jobs'>,
+  jobs: readonly Pick<JobRecord, 'jobId'>[],
+): boolean => {
+  const written = new Set(jobs.map((job) => job.jobId));
+  return delivery.jobs.every((plan) => written.has(plan.jobId));
+};
+
+/** The job without its `closesDelivery` mark: its delivery was recorded closed, there is nothing to close. */
+export const withoutCloser = (job: JobRecord): JobRecord => {
+  const { closesDelivery: _closes, ...rest } = job;
+  return rest;
+};
+
 const openStatuses: readonly JobStatus[] = ['queued', 'processing', 'created'];
 
 function expect(job: JobRecord, transition: string, from: readonly JobStatus[]): void {

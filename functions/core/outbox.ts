@@ -1,18 +1,8 @@
 /**
- * Completing a delivery's outbox, written once and used by the ingest (a duplicate whose first attempt did
- * not get its messages out), the event ingest and the reconciler: write the job records that are missing,
- * send a message for each job still waiting for its first pickup, then mark the delivery enqueued. Every step
- * is idempotent, so completing twice costs only duplicate messages, which the worker drops.
- *
- * The ack path does less (issue 17): it records the delivery with its jobs (one transaction on DynamoDB),
- * sends their messages and answers, leaving the delivery open. A worker's first pickup of one of its jobs
- * closes it (the messages went out in one batch; an ingest whose send failed notes it, and then the delivery
- * stays open). Until its grace has run out (ENQUEUE_GRACE_MS, longer than the ingest's own time limit) only
- * that ingest writes the delivery's job records (with the delivery, or in batches after it when there are more
- * than one transaction holds); anyone else may only send messages for jobs that exist (`waitingJobs`). After
- * the grace the reconciler completes the ones still open (a crashed ingest, a failed send, a backlog that kept
- * every job waiting): it writes what is missing (conditionally), sends the jobs no worker has picked up
- * (unless the queue holds messages they may be waiting in), and marks it enqueued.
+ * Completing a delivery's outbox, used by the ingest (a duplicate whose first attempt did not get its messages
+ * out), the event ingest and the reconciler: write the missing job records, send each job still waiting for its
+ * first pickup, mark the delivery enqueued. Every step is idempotent; twice costs only duplicate messages.
+ * Which deliveries stay open for this, and for how long: docs/architecture.md, "Queue".
  */
 import type { JobQueue } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';

@@ -107,10 +107,9 @@ async function claimAfterReading(
 }
 
 /**
- * The first pickup of the delivery's last job proves its messages went out (the ingest sends them in order,
- * in batches, and notes a failed send): the delivery leaves the open index here, so the reconciler only ever
- * sees the ones that went wrong. The same call reads it, for its payload. Best effort: if it fails, the
- * reconciler closes the delivery after its grace (and the job reads the delivery when it needs it).
+ * For a delivery recorded open (in steps): the first pickup of its last job proves its messages went out, so
+ * it leaves the open index here, and the same call reads its payload. Best effort: the reconciler closes it
+ * after its grace otherwise (and the job reads the delivery when it needs it).
  */
 async function closeDelivery(w: Worker, job: JobRecord): Promise<DeliveryRecord | undefined> {
   try {

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 /** A repository on a table of its own, holding one delivery with two jobs. */
-async function setup(): Promise<{
+async function setup(recordJobs = true): Promise<{
   repository: DynamoJobRepository;
   delivery: DeliveryRecord;
   jobs: JobRecord[];
@@ -45,7 +45,7 @@ async function setup(): Promise<{
     sealedPayload: 'sealed-payload',
   };
   const jobs = newJobRecords(delivery, NOW);
-  expect(await repository.createDelivery(delivery, jobs)).toMatchObject({ created: true });
+  expect(await repository.createDelivery(delivery, recordJobs ? jobs : [])).toMatchObject({ created: true });
   return { repository, delivery, jobs };
 }
 
@@ -101,8 +101,11 @@ describe('the one-write claim on dynalite', () => {
 });
 
 describe('closing a delivery on dynalite', () => {
-  it('closes it once and returns it as written; then, or after a failed send, returns nothing', async () => {
-    const { repository, delivery } = await setup();
+  it('records it closed with all its jobs; without them, closes it once; then, or after a failed send, returns nothing', async () => {
+    const closed = await setup();
+    await expect(closed.repository.closeDelivery('notes', 'd-1', 'x')).resolves.toBeUndefined();
+    await expect(closed.repository.getJob('job-b')).resolves.not.toHaveProperty('closesDelivery');
+    const { repository, delivery } = await setup(false);
     await expect(repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:02.000Z')).resolves.toEqual({
       ...delivery,
       enqueuedAt: '2026-03-01T12:00:02.000Z',
@@ -110,7 +113,7 @@ describe('closing a delivery on dynalite', () => {
     await expect(
       repository.closeDelivery('notes', 'd-1', '2026-03-01T12:00:03.000Z'),
     ).resolves.toBeUndefined();
-    const other = await setup();
+    const other = await setup(false);
     await other.repository.markDeliverySendFailed('notes', 'd-1', '2026-03-01T12:00:01.000Z');
     await expect(other.repository.closeDelivery('notes', 'd-1', 'x')).resolves.toBeUndefined();
     await expect(other.repository.getDelivery('notes', 'd-1')).resolves.not.toHaveProperty('enqueuedAt');

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
-import { type DeliveryRecord, newJobRecord } from '../../functions/core/job';
+import { type DeliveryRecord, FIRST_PICKUP_MS, newJobRecord } from '../../functions/core/job';
 import { sealPayload } from '../../functions/core/payload';
 import { LOCAL_SEALING_SECRET } from '../../local/stack/local-stack';
 import {
@@ -130,12 +130,15 @@ describe('the window between recording a delivery and queueing its jobs', () => 
       recordedAt,
     );
 
-    // Within the grace period a live ingest may still be sending: the reconciler leaves them alone.
+    // Within the grace period a live ingest may still be sending: the reconciler leaves them alone. The one
+    // recorded with its job is closed: its job's first-pickup lease (15 minutes) is what sends it again.
     const early = await t.stack.reconcileNow(recordedAt + GRACE_MS - 1);
     const late = await t.stack.reconcileNow(recordedAt + GRACE_MS + 1);
+    const lease = await t.stack.reconcileNow(recordedAt + FIRST_PICKUP_MS + 1);
 
     expect(early).toEqual({ deliveriesCompleted: 0, jobsResent: 0, jobsWaiting: 0 });
-    expect(late.deliveriesCompleted).toBe(2);
+    expect(late).toEqual({ deliveriesCompleted: 1, jobsResent: 0, jobsWaiting: 0 });
+    expect(lease).toEqual({ deliveriesCompleted: 0, jobsResent: 1, jobsWaiting: 0 });
     const jobs = await waitForFinal(t, [noJobs.jobId, noMessages.jobId], 30_000);
     expect(jobs.map((job) => [job.status, job.documentsRequested])).toEqual([
       ['stored', 1],
@@ -173,7 +176,7 @@ describe('the window between recording a delivery and queueing its jobs', () => 
 });
 
 describe('when the queue emulator loses every message', () => {
-  it('a restarted stack resends every open job and completes every open delivery, one document each', async () => {
+  it('a restarted stack resends every open job, one document each', async () => {
     const first = await startTestStack({ emulator: { seed: 12 }, startWorkers: false });
     let second: TestStack | undefined;
     try {
@@ -192,9 +195,9 @@ describe('when the queue emulator loses every message', () => {
       const ids = [...queued, crashed.jobId];
       const jobs = await waitForFinal(second, ids, 30_000);
 
-      // All four deliveries are still open (a delivery's grace ends at the reconciler): completing them sends
-      // their jobs, none of which a worker had picked up.
-      expect(second.lines.some((line) => /resumed 0 open jobs and 4 deliveries/.test(line))).toBe(true);
+      // Recorded with their jobs, the four deliveries are closed: their open jobs, none of which a worker had
+      // picked up, are what the restart sends again.
+      expect(second.lines.some((line) => /resumed 4 open jobs and 0 deliveries/.test(line))).toBe(true);
       expect(jobs.map((job) => job.status)).toEqual(['stored', 'stored', 'stored', 'stored']);
       await waitForQueueDrained(second, 20_000);
       expect(second.emulator.stats().documentsCreated).toBe(4);

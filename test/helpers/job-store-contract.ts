@@ -4,7 +4,13 @@
  * and the adapter over real DynamoDB emulators (dynalite, moto). Each runner supplies a fresh store per test.
  */
 import { JobConflictError } from '../../functions/core/errors';
-import { type DeliveryRecord, type JobRecord, newJobRecords, transitions } from '../../functions/core/job';
+import {
+  type DeliveryRecord,
+  type JobRecord,
+  newJobRecords,
+  transitions,
+  withoutCloser,
+} from '../../functions/core/job';
 import {
   InvalidCursorError,
   type JobListQuery,
@@ -170,7 +176,7 @@ export function describeJobStoreContract(name: string, make: MakeStore): void {
       };
       const claimed = await repository.claimJob(claim);
       expect(claimed).toEqual({
-        ...job,
+        ...withoutCloser(job),
         ...transitions.claim(job, 'm-1', CONTRACT_NOW + 60_000),
         version: 1,
         updatedAt: at(CONTRACT_NOW),
@@ -248,12 +254,15 @@ export function describeJobStoreContract(name: string, make: MakeStore): void {
       });
     });
 
-    it('keeps the outbox: a delivery closes once on its first pickup, not after a failed send', async () => {
+    it('keeps the outbox: a delivery recorded with all its jobs is closed; one without closes once on its first pickup', async () => {
       const { repository } = await store();
       const one = contractDelivery('d-1', CONTRACT_NOW);
       const two = contractDelivery('d-2', CONTRACT_NOW);
-      await repository.createDelivery(one.delivery, one.jobs);
+      await repository.createDelivery(one.delivery, []);
       await repository.createDelivery(two.delivery, two.jobs);
+      // Recorded with every job: born closed, and no job of it is left to close it.
+      await expect(repository.getJob(`notes-d-2-0`)).resolves.not.toHaveProperty('closesDelivery');
+      await expect(repository.closeDelivery('notes', 'd-2', at(CONTRACT_NOW))).resolves.toBeUndefined();
       await expect(repository.closeDelivery('notes', 'd-1', at(CONTRACT_NOW))).resolves.toEqual({
         ...one.delivery,
         enqueuedAt: at(CONTRACT_NOW),
@@ -271,16 +280,28 @@ export function describeJobStoreContract(name: string, make: MakeStore): void {
       });
       await expect(repository.closeDelivery('notes', 'missing', at(CONTRACT_NOW))).resolves.toBeUndefined();
       await expect(repository.markDeliveryEnqueued('notes', 'missing', at(CONTRACT_NOW))).rejects.toThrow();
+      // A failed send opens a closed delivery for its grace: the reconciler completes it if nobody retries.
+      await expect(repository.listStranded(CONTRACT_NOW + GRACE_MS + 1)).resolves.toMatchObject({
+        deliveries: [{ deliveryId: 'd-2' }],
+      });
+      // Once enqueued it is not opened again.
+      await repository.markDeliveryEnqueued('notes', 'd-2', at(CONTRACT_NOW));
+      await expect(repository.markDeliverySendFailed('notes', 'd-2', at(CONTRACT_NOW))).rejects.toThrow();
+      await expect(repository.listStranded(CONTRACT_NOW + GRACE_MS + 1)).resolves.toMatchObject({
+        deliveries: [],
+      });
     });
 
     it('lists stranded deliveries after their grace and open jobs whose lease ran out, never final or closed ones', async () => {
       const { repository, advance } = await store();
       const sent = contractDelivery('d-sent', CONTRACT_NOW);
       const stuck = contractDelivery('d-stuck', CONTRACT_NOW, 2);
-      await repository.createDelivery(sent.delivery, sent.jobs);
-      await repository.createDelivery(stuck.delivery, stuck.jobs);
-      await repository.markDeliveryEnqueued('notes', 'd-sent', at(CONTRACT_NOW));
       const [done, waiting] = stuck.jobs as [JobRecord, JobRecord];
+      await repository.createDelivery(sent.delivery, sent.jobs);
+      // Recorded without its second job (as in steps, cut short): open until completed.
+      await repository.createDelivery(stuck.delivery, [done]);
+      await repository.ensureJobs([waiting]);
+      await repository.markDeliveryEnqueued('notes', 'd-sent', at(CONTRACT_NOW));
       await repository.updateJob(done, transitions.fail(done, { code: 'X', message: 'x' }));
       await expect(repository.listStranded(CONTRACT_NOW + GRACE_MS - 1)).resolves.toEqual({
         deliveries: [],

@@ -14,6 +14,8 @@ export const itemExists = 'attribute_exists(pk)';
 export const contentFreeOrOwn = `${itemDoesNotExist} OR holder = :deliveryId OR deliveryId = :deliveryId`;
 /** A compare-and-swap: the version is the one read; names `#version`, value `:expected`. */
 export const versionUnchanged = '#version = :expected';
+/** A delivery that exists and that nobody marked enqueued yet. */
+export const deliveryNotEnqueued = `${itemExists} AND attribute_not_exists(enqueuedAt)`;
 /** A delivery still open whose ingest noted no failed send. */
 export const deliveryClosable = 'attribute_exists(openPk) AND attribute_not_exists(sendFailedAt)';
 /** An open job whose lease `:owner` holds. */

@@ -4,11 +4,17 @@
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DeliveryRecord, JobRecord } from '../../core/job';
+import { type DeliveryRecord, holdsEveryPlannedJob, type JobRecord, withoutCloser } from '../../core/job';
 import type { CreateDeliveryResult } from '../../ports/job-repository';
-import { contentFreeOrOwn, deliveryClosable, itemDoesNotExist, itemExists } from './conditions';
+import {
+  contentFreeOrOwn,
+  deliveryClosable,
+  deliveryNotEnqueued,
+  itemDoesNotExist,
+  itemExists,
+} from './conditions';
 import { JobStoreError } from './errors';
-import { contentItemKey, deliveryItem, deliveryKey, jobItem, toDelivery, ttlOf } from './keys';
+import { contentItemKey, deliveryItem, deliveryKey, jobItem, openShard, toDelivery, ttlOf } from './keys';
 import { inRounds } from './paging';
 import { getItem, type JobTableContext } from './table';
 
@@ -41,13 +47,17 @@ export async function createDelivery(
   const claim = contentKey === undefined ? undefined : contentClaim(table, delivery, contentKey);
   if ((claim === undefined ? 1 : 2) + jobs.length > TRANSACT_WRITE_MAX)
     return createDeliveryInSteps(table, delivery, jobs, claim);
+  // With every planned job in the same transaction the delivery is born closed: nothing to close later.
+  const atOnce = holdsEveryPlannedJob(delivery, jobs);
   try {
     await table.ddb.send(
       new TransactWriteCommand({
         TransactItems: [
           ...(claim === undefined ? [] : [{ Put: claim }]),
-          { Put: deliveryPut(table, delivery) },
-          ...jobs.map((job) => ({ Put: { TableName: table.tableName, Item: jobItem(job, table) } })),
+          { Put: deliveryPut(table, delivery, atOnce) },
+          ...jobs.map((job) => ({
+            Put: { TableName: table.tableName, Item: jobItem(atOnce ? withoutCloser(job) : job, table) },
+          })),
         ],
       }),
     );
@@ -111,9 +121,13 @@ async function duplicateOf(
   return { created: false, duplicateOf: delivery.deliveryId, existing };
 }
 
-const deliveryPut = (table: JobTableContext, delivery: DeliveryRecord): ConditionalPut => ({
+const deliveryPut = (
+  table: JobTableContext,
+  delivery: DeliveryRecord,
+  withAllJobs = false,
+): ConditionalPut => ({
   TableName: table.tableName,
-  Item: deliveryItem(delivery, table),
+  Item: deliveryItem(delivery, table, !withAllJobs && delivery.enqueuedAt === undefined),
   ConditionExpression: itemDoesNotExist,
 });
 
@@ -190,6 +204,33 @@ export async function setOnDelivery(
     );
   } catch (error) {
     throw new JobStoreError(operation, error);
+  }
+}
+
+/** Notes a failed send and opens the delivery for a grace from now, so the reconciler completes it if need be. */
+export async function markSendFailed(
+  table: JobTableContext,
+  integration: string,
+  deliveryId: string,
+  at: string,
+): Promise<void> {
+  const pk = deliveryKey(integration, deliveryId);
+  try {
+    await table.ddb.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk },
+        UpdateExpression: 'SET sendFailedAt = :at, openPk = :open, leaseUntil = :until',
+        ConditionExpression: deliveryNotEnqueued,
+        ExpressionAttributeValues: {
+          ':at': at,
+          ':open': openShard(pk),
+          ':until': table.now() + table.enqueueGraceMs,
+        },
+      }),
+    );
+  } catch (error) {
+    throw new JobStoreError('note the delivery unsent', error);
   }
 }
 

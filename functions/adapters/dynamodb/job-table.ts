@@ -77,15 +77,7 @@ export class DynamoJobRepository implements JobRepository {
   }
 
   markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void> {
-    const update = 'SET sendFailedAt = :at';
-    return deliveries.setOnDelivery(
-      this.table,
-      integration,
-      deliveryId,
-      update,
-      at,
-      'note the delivery unsent',
-    );
+    return deliveries.markSendFailed(this.table, integration, deliveryId, at);
   }
 
   markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void> {

@@ -54,9 +54,12 @@ export interface ItemClock {
 /** Epoch seconds after which the table may delete an item written now. */
 export const ttlOf = (clock: ItemClock): number => Math.floor(clock.now() / 1000) + clock.retentionSeconds;
 
-/** A delivery as an item: open (in the open index, leased for its grace) until its messages went out. */
-export function deliveryItem(delivery: DeliveryRecord, clock: ItemClock): Record<string, unknown> {
-  const open = delivery.enqueuedAt === undefined;
+/** A delivery as an item, `open` (in the open index, leased for its grace) while its messages may not be out. */
+export function deliveryItem(
+  delivery: DeliveryRecord,
+  clock: ItemClock,
+  open = delivery.enqueuedAt === undefined,
+): Record<string, unknown> {
   const pk = deliveryKey(delivery.integration, delivery.deliveryId);
   return {
     ...delivery,

@@ -7,11 +7,13 @@ import {
   applyChanges,
   type DeliveryRecord,
   heldByAnother,
+  holdsEveryPlannedJob,
   isFinal,
   type JobChanges,
   type JobRecord,
   transitions,
   awaitsFirstPickup as untouched,
+  withoutCloser,
 } from '../../core/job';
 import { ENQUEUE_GRACE_MS } from '../../core/outbox';
 import {
@@ -32,8 +34,10 @@ import {
 /** The repository's operations, for fault injection. */
 export type RepositoryOperation = keyof JobRepository;
 
-interface OpenDelivery {
+interface StoredDelivery {
   record: DeliveryRecord;
+  /** In the open index: recorded without all its jobs, or its send failed. */
+  open: boolean;
   /** Epoch ms by which its messages should all have been sent. */
   leaseUntil: number;
 }
@@ -42,7 +46,7 @@ const clone = <T>(value: T): T => structuredClone(value);
 
 /** Deliveries and jobs in maps. */
 export class InMemoryJobRepository implements JobRepository {
-  readonly deliveries = new Map<string, OpenDelivery>();
+  readonly deliveries = new Map<string, StoredDelivery>();
   readonly jobs = new Map<string, JobRecord>();
   readonly contents = new Map<string, string>();
   /** Every write made, in order (operation and key), for assertions. */
@@ -81,13 +85,11 @@ export class InMemoryJobRepository implements JobRepository {
     const existing = this.deliveries.get(key);
     if (existing !== undefined)
       return { created: false, duplicateOf: delivery.deliveryId, existing: clone(existing.record) };
-    // One transaction on DynamoDB: recorded as one write.
+    // One transaction on DynamoDB: recorded as one write, closed when it holds every planned job.
+    const atOnce = holdsEveryPlannedJob(delivery, jobs);
     if (content !== undefined) this.contents.set(content, delivery.deliveryId);
-    this.deliveries.set(key, {
-      record: clone(delivery),
-      leaseUntil: this.now() + (this.options.enqueueGraceMs ?? ENQUEUE_GRACE_MS),
-    });
-    for (const job of jobs) this.jobs.set(job.jobId, clone(job));
+    this.deliveries.set(key, { record: clone(delivery), open: !atOnce, leaseUntil: this.graceEnd() });
+    for (const job of jobs) this.jobs.set(job.jobId, clone(atOnce ? withoutCloser(job) : job));
     this.writes.push({ operation: 'createDelivery', key });
     return { created: true };
   }
@@ -123,11 +125,15 @@ export class InMemoryJobRepository implements JobRepository {
   }
 
   async markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void> {
-    this.setOnDelivery('markDeliverySendFailed', integration, deliveryId, { sendFailedAt: at });
+    this.setOnDelivery('markDeliverySendFailed', integration, deliveryId, { sendFailedAt: at }, true);
+  }
+
+  private graceEnd(): number {
+    return this.now() + (this.options.enqueueGraceMs ?? ENQUEUE_GRACE_MS);
   }
 
   async markDeliveryEnqueued(integration: string, deliveryId: string, at: string): Promise<void> {
-    this.setOnDelivery('markDeliveryEnqueued', integration, deliveryId, { enqueuedAt: at });
+    this.setOnDelivery('markDeliveryEnqueued', integration, deliveryId, { enqueuedAt: at }, false);
   }
 
   async closeDelivery(
@@ -137,9 +143,8 @@ export class InMemoryJobRepository implements JobRepository {
   ): Promise<DeliveryRecord | undefined> {
     this.fault('closeDelivery');
     const found = this.deliveries.get(`${integration}#${deliveryId}`);
-    if (found === undefined || found.record.enqueuedAt !== undefined) return undefined;
-    if (found.record.sendFailedAt !== undefined) return undefined;
-    this.setOnDelivery('closeDelivery', integration, deliveryId, { enqueuedAt: at });
+    if (found === undefined || !found.open || found.record.sendFailedAt !== undefined) return undefined;
+    this.setOnDelivery('closeDelivery', integration, deliveryId, { enqueuedAt: at }, false);
     return clone(found.record);
   }
 
@@ -148,12 +153,16 @@ export class InMemoryJobRepository implements JobRepository {
     integration: string,
     deliveryId: string,
     changes: Partial<DeliveryRecord>,
+    open: boolean,
   ): void {
     this.fault(operation);
     const key = `${integration}#${deliveryId}`;
     const found = this.deliveries.get(key);
     if (found === undefined) throw new Error(`no delivery ${key}`);
+    // Opening again (a failed send) is refused once enqueued, as the table's condition does.
+    if (open && found.record.enqueuedAt !== undefined) throw new Error(`delivery ${key} is enqueued already`);
     Object.assign(found.record, changes);
+    Object.assign(found, open ? { open, leaseUntil: this.graceEnd() } : { open });
     this.writes.push({ operation, key });
   }
 
@@ -198,7 +207,7 @@ export class InMemoryJobRepository implements JobRepository {
     this.fault('listStranded');
     const open = [
       ...[...this.deliveries.values()]
-        .filter((d) => d.record.enqueuedAt === undefined && d.leaseUntil < before)
+        .filter((d) => d.open && d.leaseUntil < before)
         .map((d) => ({ at: d.leaseUntil, delivery: d.record })),
       ...[...this.jobs.values()]
         .filter((job) => !isFinal(job.status) && (job.leaseUntil ?? 0) < before)

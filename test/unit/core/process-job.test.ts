@@ -11,7 +11,7 @@ import {
   DocgenRateLimitedError,
   DocgenUnavailableError,
 } from '../../../functions/docgen/errors';
-import { config, memoryBench, signedWebhook } from './support';
+import { config, memoryBench, recordedInSteps, signedWebhook } from './support';
 
 /** Copy failures that outlast the retries within one attempt. */
 const COPY_FAILURES = MAX_COPY_RETRIES_PER_ATTEMPT + 1;
@@ -56,9 +56,10 @@ describe('processJob', () => {
     expect(b.events.events.map((e) => [e.type, e.detail.status])).toEqual([['Document Stored', 'stored']]);
   });
 
-  it('closes the delivery on the first pickup only, and goes on when closing fails', async () => {
+  it('closes a delivery recorded open on the first pickup only, and goes on when closing fails', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b, 'n-c');
+    recordedInSteps(b.jobs, 'notes', 'n-c');
     expect((await b.jobs.getDelivery('notes', 'n-c'))?.enqueuedAt).toBeUndefined();
     b.service.failCreate(new DocgenUnavailableError('503'));
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('retry');
@@ -69,6 +70,7 @@ describe('processJob', () => {
     expect(b.jobs.writes.filter((w) => w.operation === 'closeDelivery')).toHaveLength(closes);
 
     const other = await oneJob(b, 'n-d');
+    recordedInSteps(b.jobs, 'notes', 'n-d');
     b.jobs.failNext('closeDelivery', new Error('table down'));
     expect((await processJob(b.worker, other, receipt('m-3'))).kind).toBe('stored');
     expect((await b.jobs.getDelivery('notes', 'n-d'))?.enqueuedAt).toBeUndefined();
@@ -104,9 +106,13 @@ describe('processJob', () => {
     expect((await processJob(b.worker, jobId, receipt('m-new'))).kind).toBe('stored');
   });
 
-  it('claims a waiting job in one write, and reads the delivery in the write that closes it', async () => {
+  it.each([
+    ['recorded with its jobs (closed): reads its delivery once', false, 1],
+    ['recorded open: reads its delivery in the write that closes it', true, 0],
+  ])('claims a waiting job in one write; a delivery %s', async (_, open, deliveryReads) => {
     const b = memoryBench();
     const jobId = await oneJob(b);
+    if (open) recordedInSteps(b.jobs, 'notes', 'n-1');
     const reads = { getJob: 0, getDelivery: 0 };
     const { getJob, getDelivery } = b.jobs;
     b.jobs.getJob = (...args) => {
@@ -118,12 +124,13 @@ describe('processJob', () => {
       return getDelivery.apply(b.jobs, args);
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
-    expect(reads).toEqual({ getJob: 0, getDelivery: 0 });
+    expect(reads).toEqual({ getJob: 0, getDelivery: deliveryReads });
     expect(b.jobs.writes.filter((w) => w.key === jobId).map((w) => w.operation)).toEqual([
       'claimJob',
       'updateJob',
       'updateJob',
     ]);
+    expect(b.jobs.writes.filter((w) => w.operation === 'closeDelivery')).toHaveLength(open ? 1 : 0);
   });
 
   it('closes a delivery of several jobs on the first pickup of its last job only', async () => {
@@ -134,6 +141,9 @@ describe('processJob', () => {
     );
     const { deliveryId } = answer.body;
     const [first, last] = answer.body.jobs.map((j) => j.jobId as string);
+    // Recorded with its jobs in one write: nothing to close.
+    expect((await job(b, last as string)).closesDelivery).toBeUndefined();
+    recordedInSteps(b.jobs, 'releases', deliveryId);
     expect((await job(b, first as string)).closesDelivery).toBeUndefined();
     expect((await job(b, last as string)).closesDelivery).toBe(true);
     expect((await processJob(b.worker, first as string, receipt('m-1'))).kind).toBe('stored');

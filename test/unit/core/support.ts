@@ -151,3 +151,16 @@ export function signedWebhook(
     url: `https://hooks.example.test/v1/hooks/${integrationId}`,
   };
 }
+
+/**
+ * Leaves a delivery as the in-steps path records it (more jobs than one transaction holds): open, its grace
+ * running from now, its last planned job marked to close it on its first pickup.
+ */
+export function recordedInSteps(jobs: InMemoryJobRepository, integration: string, deliveryId: string): void {
+  const stored = jobs.deliveries.get(`${integration}#${deliveryId}`);
+  if (stored === undefined) throw new Error(`no delivery ${deliveryId}`);
+  const last = jobs.jobs.get(stored.record.jobs.at(-1)?.jobId ?? '');
+  if (last === undefined) throw new Error(`no job for delivery ${deliveryId}`);
+  last.closesDelivery = true;
+  stored.open = true;
+}

@@ -20,6 +20,7 @@ import {
   claimCondition,
   contentFreeOrOwn,
   deliveryClosable,
+  deliveryNotEnqueued,
   itemDoesNotExist,
   itemExists,
   leaseHeldBy,
@@ -200,6 +201,8 @@ export class FakeJobTable {
           return item !== undefined;
         case versionUnchanged:
           return item !== undefined && item[names['#version'] ?? ''] === values[':expected'];
+        case deliveryNotEnqueued:
+          return item !== undefined && item.enqueuedAt === undefined;
         case deliveryClosable:
           return item !== undefined && item.openPk !== undefined && item.sendFailedAt === undefined;
         case leaseHeldBy:

@@ -71,18 +71,22 @@ describe('openShard', () => {
 });
 
 describe('DynamoJobRepository.createDelivery', () => {
-  it('records the delivery open in its shard, with the enqueue grace as lease and a TTL, and its jobs, in one transaction', async () => {
+  it('records the delivery with all its jobs in one transaction, closed (outside the open index), with a TTL', async () => {
     const { table, repository } = setup({ retentionDays: 2, enqueueGraceMs: 5_000 });
-    await expect(repository.createDelivery(delivery(), [job()])).resolves.toEqual({ created: true });
+    await expect(
+      repository.createDelivery(delivery(), [{ ...job(), closesDelivery: true }]),
+    ).resolves.toEqual({ created: true });
     expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
     const item = table.items.get('delivery#notes#d-1');
     expect(item).toMatchObject({
       kind: 'delivery',
-      openPk: openShard('delivery#notes#d-1'),
-      leaseUntil: NOW + 5_000,
       ttl: NOW / 1000 + 2 * DAY_S,
       sealedPayload: 'sealed-payload',
     });
+    // Each job's own first-pickup lease covers a message that never went out: nothing to close later.
+    expect(item).not.toHaveProperty('openPk');
+    expect(item).not.toHaveProperty('leaseUntil');
+    expect(table.items.get('job#d-1-job')).not.toHaveProperty('closesDelivery');
     expect(table.items.get('job#d-1-job')).toMatchObject({
       kind: 'job',
       status: 'queued',
@@ -100,6 +104,15 @@ describe('DynamoJobRepository.createDelivery', () => {
     });
     // A job's id is new: its put needs no condition.
     expect(jobPut?.Put).not.toHaveProperty('ConditionExpression');
+  });
+
+  it('records a delivery without all its jobs open in its shard, with the enqueue grace as lease', async () => {
+    const { table, repository } = setup({ enqueueGraceMs: 5_000 });
+    await repository.createDelivery(delivery(), []);
+    expect(table.items.get('delivery#notes#d-1')).toMatchObject({
+      openPk: openShard('delivery#notes#d-1'),
+      leaseUntil: NOW + 5_000,
+    });
   });
 
   it('uses a 30-day retention and a 60 s enqueue grace by default', async () => {
@@ -309,6 +322,21 @@ describe('DynamoJobRepository.markDeliverySendFailed', () => {
     const { repository } = setup();
     await repository.createDelivery(delivery(), []);
     await repository.markDeliverySendFailed('notes', 'd-1', '2026-03-01T12:00:00.500Z');
+    await expect(repository.getDelivery('notes', 'd-1')).resolves.toEqual({
+      ...delivery(),
+      sendFailedAt: '2026-03-01T12:00:00.500Z',
+    });
+  });
+
+  it('opens a delivery recorded closed again for its grace, so the reconciler completes it', async () => {
+    const { table, repository, advance } = setup({ enqueueGraceMs: 5_000 });
+    await repository.createDelivery(delivery(), [job()]);
+    advance(1_000);
+    await repository.markDeliverySendFailed('notes', 'd-1', '2026-03-01T12:00:00.500Z');
+    expect(table.items.get('delivery#notes#d-1')).toMatchObject({
+      openPk: openShard('delivery#notes#d-1'),
+      leaseUntil: NOW + 6_000,
+    });
     await expect(repository.getDelivery('notes', 'd-1')).resolves.toEqual({
       ...delivery(),
       sendFailedAt: '2026-03-01T12:00:00.500Z',
