@@ -62,28 +62,19 @@ export interface CostLine {
 }
 
 /**
- * DynamoDB request units per document, counted from functions/adapters/dynamodb/job-table.ts and the ingest,
- * worker and reconciler (the fallback when no run measured them): ingest: one TransactWriteItems of the
- * delivery (≈3 WRU alone: the sealed payload of an ~8 KB webhook compresses to ~3 KB) and its jobs (1 WRU a
- * job), at twice the units of the same writes alone (≈8 WRU; +2 with a content key); worker: GetItem job
- * (1 RRU, strongly consistent), UpdateItem claim, GetItem delivery (1 RRU), UpdateItem created, UpdateItem last
- * file stored with the job's stored status (1–2 WRU each, job items are 1–2 KB), UpdateItem delivery closed
- * on the first pickup (≈3 WRU, billed on the larger item; the reconciler closes only deliveries that went
- * wrong). Items in the `open-jobs` index (keys only) are written again to the index
- * on each write while open: counted as +1 WRU per write (≈6 writes).
- * The listing indexes (GET /v1/jobs, the console): `jobs-by-time` projects the keys, integration, status and
- * delivery id, so a job's write reaches it only when it is created and when its status changes (queued,
- * processing, created, stored: 4 writes of 1 WRU); `by-delivery` (keys only) is written once for the delivery
- * and once for the job (2 × 1 WRU): +6 in all.
+ * DynamoDB request units per document when no run measured them: per stored job of a two-job delivery with a
+ * content key, the ingest's transaction (content key, delivery with its ~3 KB sealed payload, jobs; billed
+ * twice) 7 WRU, the claim 1, `created` 2, the last file with `stored` 2 (job items pass 1 KB once they hold
+ * the sealed links); reads: the delivery's payload and the job. Breakdown: bench/dynamo-writes.ts.
  */
-export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 2 * (3 + 1) + 3 + 3 * 1.5 + 6 + 6, reads: 2 } as const;
+export const DYNAMO_UNITS_PER_DOCUMENT = { writes: 12 + 9.5, reads: 2 } as const;
 
 /**
- * The index writes per document the emulator cannot report, counted from the code (an assumption): the
- * open index (keys only) takes ~1 WRU for each of the ~6 writes an item makes while open, the listing indexes
- * 6 (see DYNAMO_UNITS_PER_DOCUMENT).
+ * The index writes per document in DYNAMO_UNITS_PER_DOCUMENT: `open-jobs` 4 (the job in at its creation, moved
+ * at the claim, whose lease is the sort key, for 2, out when final), `jobs-by-time` 4 (creation and three status
+ * changes), `by-delivery` 1.5 (the job and half its delivery).
  */
-export const DYNAMO_INDEX_WRITES_PER_DOCUMENT = 6 + 6;
+export const DYNAMO_INDEX_WRITES_PER_DOCUMENT = 4 + 4 + 1.5;
 
 /** SQS requests per document: SendMessageBatch (ingest), ReceiveMessage and DeleteMessageBatch (Lambda's poller). */
 export const SQS_REQUESTS_PER_DOCUMENT = 3;
