@@ -1,10 +1,7 @@
 /**
- * Accepting a delivery, the ingest's domain: verify the raw bytes, then parse, then pick the rules, then
- * record the delivery (the dedupe key, and the outbox holding the sealed payload) with its jobs, then send one
- * message per job: one call to the store and one to the queue before the answer (core/outbox.ts). Nothing
- * slow happens here: no template read, no generation.
- * Webhooks and EventBridge events share everything after verification. Refusals are DeliveryRefusedError
- * (or the sender scheme's SignatureError); no HTTP is known here.
+ * Accepting a delivery, the ingest's domain: verify the raw bytes, parse, pick the rules, record the delivery
+ * with its jobs (one call to the store), send one message per job (one to the queue), answer. Webhooks and
+ * EventBridge events share all after verification; refusals are DeliveryRefusedError or SignatureError.
  */
 import { randomUUID } from 'node:crypto';
 import type { CompiledIntegration, LoadedConfig } from '../config/compile';
@@ -307,12 +304,13 @@ async function acceptDelivery(
     delivery.contentKey,
   );
   if (result.created) {
-    // The last call before the answer: the delivery stays open until a worker's first pickup closes it
-    // (core/outbox.ts), which costs the sender nothing.
+    // The last call before the answer. Should it never happen (a crash), each job's first-pickup lease has
+    // the reconciler send it (docs/architecture.md, "Queue").
     try {
       await deps.queue.send(planned.map(({ jobId }) => jobId));
     } catch (error) {
-      // The sender is answered 5xx and retries: tell its retry to send (else the reconciler does, later).
+      // The sender is answered 5xx and retries: tell its retry to send (the note also reopens the delivery
+      // for the reconciler, should nobody retry).
       await deps.jobs.markDeliverySendFailed(integration.id, deliveryId, receivedAt).catch(() => undefined);
       throw error;
     }

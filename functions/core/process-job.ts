@@ -1,10 +1,7 @@
 /**
- * Processing one job, the worker's domain. A job is claimed with a lease (so a duplicate message cannot make
- * a second document while the first worker lives), mapped, generated, checkpointed (`created`, links sealed),
- * then each file is streamed into the document store and checkpointed in turn (generate-document.ts,
- * copy-files.ts). A retry resumes from the last checkpoint; a link the service refuses makes the job ask for a
- * new document, since the service keeps no file past its link. Every state change is a transition of job.ts;
- * what a failure means is decided by retry-policy.ts and recorded by settle-job.ts.
+ * Processing one job, the worker's domain: claimed with a lease (a duplicate message makes no second document),
+ * generated and checkpointed (generate-document.ts), its files streamed into the store (copy-files.ts). A retry
+ * resumes from the last checkpoint; failures are judged by retry-policy.ts and recorded by settle-job.ts.
  */
 
 import { copyFiles, dropDocument, keptLinks } from './copy-files';

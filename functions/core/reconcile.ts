@@ -1,10 +1,7 @@
 /**
- * The reconciler: no open job stays stranded. A delivery whose messages may not all have gone out has its outbox
- * completed; a job whose lease ran out without progress is sent again (always safe: workers ignore extra messages).
- * Scheduled on AWS; the local stack runs it at start-up and on an interval.
- * While the queue holds messages, a job whose lease ran out less than `maxQueueWaitMs` ago is taken as waiting
- * behind busy workers and left alone; with an empty queue, or past that wait, it is sent again. Queue counts are
- * read once per pass; unreadable, every stranded job is sent again. Why: docs/decisions.md, "Reconciler".
+ * The reconciler: an open delivery past its grace has its outbox completed; a job whose lease ran out is sent
+ * again (workers ignore extra messages), unless the queue holds messages it may be waiting among (up to
+ * `maxQueueWaitMs`). Scheduled on AWS; locally at start-up and on an interval. Why: docs/decisions.md, "Reconciler".
  */
 import type { JobQueue, JobQueueBacklog, QueueBacklog } from '../ports/job-queue';
 import type { JobRepository } from '../ports/job-repository';
