@@ -1,8 +1,6 @@
 /**
- * docrelay's alarms and dashboard. Each alarm answers one operator question (docs/operations.md has a runbook
- * per alarm): is anything parked in a dead-letter queue, is the service failing every call, is the worker
- * crashing, is the queue falling behind, is DynamoDB throttling, are senders throttled, refused or getting 5xx.
- * Alarms notify an SNS topic given by the caller or created here.
+ * docrelay's alarms and dashboard. Each alarm answers one operator question and has its runbook in
+ * docs/operations.md; alarms notify an SNS topic given by the caller or created here.
  */
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
