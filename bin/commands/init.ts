@@ -280,7 +280,6 @@ export async function init(
   const stanza = integrationStanza(integrationId, options.scheme, rule);
   const next = insertIntegration(text, stanza, source);
 
-  // Validated as a whole before anything is written.
   try {
     parseConfig(next, source);
   } catch (error) {

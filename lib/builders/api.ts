@@ -153,7 +153,6 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
     cfnStage.routeSettings = routeSettings;
     for (const route of webhookRoutes.values()) stage.node.addDependency(route);
   }
-  // One integration and IAM on every read route: a job, the list of jobs, a delivery with its jobs.
   const jobsIntegration = new HttpLambdaIntegration('JobsIntegration', options.jobsApiFunction);
   const readRoute = (path: string): HttpRoute =>
     (

@@ -338,7 +338,6 @@ export function buildJobsApiFunction(wiring: FunctionWiring, size: FunctionOptio
   );
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem'], [wiring.table.tableArn]);
-  // Lists: the jobs-by-time and by-delivery indexes (queries only, never a scan of the table).
   allow(
     fn,
     ['dynamodb:Query'],
