@@ -37,7 +37,10 @@ import {
 export interface DocRelayAlarmThresholds {
   /** Alarm when the oldest message of the jobs queue is older than this. @default Duration.minutes(30) */
   readonly oldestMessageAge?: Duration;
-  /** Alarm when the worker has at least this many errors (crashes, timeouts) in 5 minutes. @default 1 */
+  /**
+   * Alarm when the worker has at least this many errors in 5 minutes: crashes and timeouts (WorkerErrors), or
+   * failed table or queue calls under a job (WorkerFailures), each counted apart. @default 1
+   */
   readonly workerErrors?: number;
   /** Alarm when the HTTP API answers at least this many 5xx in 5 minutes. @default 1 */
   readonly api5xx?: number;

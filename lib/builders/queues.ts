@@ -11,7 +11,7 @@ const DEAD_LETTER_RETENTION = Duration.days(14);
 /**
  * Receives SQS allows beyond the worker's own cap (`maxReceiveCount`) before it dead-letters a message. A
  * receive Lambda throttles counts too, so without headroom a job could be dead-lettered without ever running;
- * the worker settles a job at its cap, so the redrive catches only messages it never settled.
+ * the worker fails or carries on a job at its own cap, so the redrive catches only messages it never settled.
  */
 export const THROTTLED_RECEIVE_HEADROOM = 16;
 
