@@ -1,8 +1,7 @@
 /**
- * `npm run build`: bundles each Lambda function exactly as the CDK construct does (same esbuild options, the
- * validated configuration and the construct's other files beside it) into dist/bundles/<function>/, and
- * prints each bundle's size. What `cdk deploy` uploads, without CDK; the benchmarks and anyone inspecting a
- * bundle use it.
+ * `npm run build`: bundles each Lambda function exactly as the CDK construct does, with the files the
+ * construct puts beside it, into dist/bundles/<function>/ and prints each bundle's size: what `cdk deploy`
+ * uploads, without CDK, for the benchmarks and anyone inspecting a bundle.
  */
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';

@@ -1,8 +1,7 @@
 /**
- * The `docrelay` command line, declared with commander: every command and option is declared here once, with
- * its description, so `--help`/`-h` on any command, `--version`, usage errors and the README's CLI table all
- * come from the same declarations. Each command's module is loaded only when that command runs, so a quick
- * command does not pay for the local stack's imports.
+ * The `docrelay` command line, each command and option declared once with commander, so help, `--version`,
+ * usage errors and the README's CLI table agree. A command's module is loaded only when that command runs,
+ * so a quick command does not pay for the local stack's imports.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

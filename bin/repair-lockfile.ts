@@ -1,9 +1,7 @@
 /**
- * `npm run lock:repair`: the npm registry reachable from this project's machines serves only some platforms'
- * builds of packages with native binaries (biome, swc, jest's resolver), so `npm install` writes a lock file
- * without the others, which `npm ci` then refuses. This adds the missing optional entries with their
- * platform (`os`, `cpu`, `libc`), so that `npm ci` accepts the lock and skips them on every platform they are
- * not for. Run it after any `npm install`; it changes nothing else.
+ * `npm run lock:repair`: this project's npm registry serves only some platforms' builds of native packages,
+ * so `npm install` writes a lock file that `npm ci` refuses. This adds the missing optional entries with
+ * their platform (`os`, `cpu`, `libc`), so `npm ci` skips them elsewhere; run it after any `npm install`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 /**
- * Builds the docrelay CDK app from a configuration file: the file is validated first (a broken config fails
- * synth with the same located messages as `docrelay check --offline`), then the stack is added and cdk-nag's
- * AwsSolutions checks run over everything as a validation plugin (cdk-nag 3).
+ * Builds the docrelay CDK app from a configuration file: the file is validated first, so a broken config
+ * fails synth with the located messages of `docrelay check --offline`; then the stack is added, with
+ * cdk-nag's AwsSolutions checks as a validation plugin.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -1,8 +1,7 @@
 /**
- * The one base of every docrelay Lambda function, so no function drifts: arm64, the newest Node.js runtime of
- * the pinned CDK, X-Ray tracing when asked for, a log group with a retention, an own role (no AWS managed policy), and the
- * same esbuild bundling (local, no Docker; minified, source maps only when asked for; AWS SDK v3 bundled and
- * tree-shaken) with the validated configuration copied into the asset beside the code.
+ * The one base of every docrelay Lambda function, so no function drifts: arm64, one runtime, tracing when
+ * asked for, a log group with a retention, an own role with no AWS managed policy, and the same local esbuild
+ * bundling, with the validated configuration copied into the asset beside the code.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -59,11 +58,9 @@ export const VPC_ACCESS_ACTIONS = [
 const LOCK_FILES = ['pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'bun.lockb', 'package-lock.json'] as const;
 
 /**
- * The directory esbuild runs in and the lock file that picks the package manager (`npx --no-install esbuild`
- * for npm). In a clone that is the repository and its package-lock.json. Installed, the package ships no lock
- * file (npm never packs one), so it is the app that installed docrelay: its root holds the lock file, sits
- * above node_modules/docrelay (NodejsFunction wants the entry under the project root), and its
- * node_modules/.bin holds the esbuild docrelay depends on.
+ * The directory esbuild runs in and the lock file that picks the package manager: the repository in a clone;
+ * installed, the app's root (npm never packs a lock file), which holds the lock file and the esbuild docrelay
+ * depends on, and sits above node_modules/docrelay as NodejsFunction wants the entry under the project root.
  */
 export function bundlingRoot(packageRoot: string = PROJECT_ROOT): { projectRoot: string; lockFile: string } {
   const found = findUp(packageRoot, LOCK_FILES);
@@ -96,10 +93,9 @@ export const functionEntry = (name: DocRelayFunctionName): string =>
   join(PROJECT_ROOT, 'functions', 'handlers', name, 'handler.ts');
 
 /**
- * esbuild aliases of a function's bundle. The SDK's default credential chain is replaced by its environment link,
- * the only one that answers in Lambda (functions/adapters/lambda-credentials.ts; aws/aws-sdk-js-v3#6087). Without
- * tracing, the X-Ray SDK and the Tracer are replaced by stand-ins that throw (functions/commons/no-xray.ts,
- * no-tracer.ts). Sizes saved: docs/decisions.md, "AWS clients and bundles".
+ * esbuild aliases of a function's bundle: the SDK's default credential chain becomes its environment link,
+ * the only one that answers in Lambda, and without tracing the X-Ray SDK and the Tracer become stand-ins that
+ * throw. Why: docs/decisions.md, "AWS clients and bundles".
  */
 export function bundleAliases(options: BundleOptions = {}): Record<string, string> {
   return {
@@ -186,8 +182,8 @@ export interface BundleOptions {
 }
 
 /**
- * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node parses the whole map at
- * load (bench/analysis.md), so it is opt-in; error classes carry their names either way (functions/commons/errors.ts).
+ * `NODE_OPTIONS` of a function: `--enable-source-maps` with source maps, else none. Node parses the whole map
+ * at load, so it is opt-in; error classes carry their names either way (functions/commons/errors.ts).
  */
 export function functionNodeOptions(options: BundleOptions = {}): string | undefined {
   return options.sourceMaps === true ? '--enable-source-maps' : undefined;
@@ -198,10 +194,9 @@ const ALIAS_ARG = '--alias:';
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /**
- * The bundling options of every function. `configFile` is the validated configuration as JSON, copied into
- * the asset after bundling: it can be larger than Lambda's 4 KB environment, and it changes the asset hash.
- * `tracing` must match the function's (the X-Ray SDK is bundled only with it), and `sourceMaps` its
- * `NODE_OPTIONS` (`functionNodeOptions`).
+ * The bundling options of every function. `configFile` is copied into the asset after bundling: it can
+ * outgrow Lambda's 4 KB environment, and it changes the asset hash. `tracing` must match the function's, and
+ * `sourceMaps` its `NODE_OPTIONS` (`functionNodeOptions`).
  */
 export function docrelayBundling(configFile: string, options: BundleOptions = {}): BundlingOptions {
   return {

@@ -1,8 +1,6 @@
 /**
- * docrelay's alarms and dashboard. Each alarm answers one operator question (docs/operations.md has a runbook
- * per alarm): is anything parked in a dead-letter queue, is the service failing every call, is the worker
- * crashing, is the queue falling behind, is DynamoDB throttling, are senders throttled, refused or getting 5xx.
- * Alarms notify an SNS topic given by the caller or created here.
+ * docrelay's alarms and dashboard. Each alarm answers one operator question and has its runbook in
+ * docs/operations.md; alarms notify an SNS topic given by the caller or created here.
  */
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -39,7 +37,10 @@ import {
 export interface DocRelayAlarmThresholds {
   /** Alarm when the oldest message of the jobs queue is older than this. @default Duration.minutes(30) */
   readonly oldestMessageAge?: Duration;
-  /** Alarm when the worker has at least this many errors (crashes, timeouts) in 5 minutes. @default 1 */
+  /**
+   * Alarm when the worker has at least this many errors in 5 minutes: crashes and timeouts (WorkerErrors), or
+   * failed table or queue calls under a job (WorkerFailures), each counted apart. @default 1
+   */
   readonly workerErrors?: number;
   /** Alarm when the HTTP API answers at least this many 5xx in 5 minutes. @default 1 */
   readonly api5xx?: number;

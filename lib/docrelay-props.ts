@@ -250,12 +250,11 @@ export const DEFAULT_FUNCTION_SIZING: Readonly<
 > = {
   // Latency-bound (senders time out after ~10 s): CPU scales with memory, so cold starts and HMACs are faster.
   ingest: { memorySize: 512, timeout: Duration.seconds(10) },
-  // Streams files (one streamed PUT when the length is known, else 8 MB parts, 4 in flight: memory does not
-  // grow with file size); the extra memory buys CPU for TLS and SHA-256 and network bandwidth. 300 s covers a
-  // slow generation plus a large copy.
+  // Streams files, so memory does not grow with file size; the extra memory buys CPU for TLS and SHA-256 and
+  // network bandwidth. 300 s covers a slow generation plus a large copy.
   worker: { memorySize: 1024, timeout: Duration.seconds(300) },
   jobsApi: { memorySize: 256, timeout: Duration.seconds(10) },
   eventIngest: { memorySize: 256, timeout: Duration.seconds(30) },
-  // One bounded pass (at most 500 items) per tick.
+  // One bounded pass per tick.
   reconciler: { memorySize: 256, timeout: Duration.seconds(60) },
 };

@@ -1,8 +1,7 @@
 /**
- * The DocRelay L3 construct: everything docrelay needs on AWS, from one validated configuration. The same
- * YAML file runs the local stack (`npm start`); here it is validated at synth and copied into every function's
- * asset. Resources can be brought (bucket, key, event bus, alarm topic, sealing secret) or created. The
- * constructor composes per-concern builders (lib/builders/); each function's grants sit in its builder.
+ * The DocRelay L3 construct: everything docrelay needs on AWS, from the one configuration the local stack
+ * also runs, validated at synth. Resources can be brought or created; per-concern builders (lib/builders/)
+ * create them, each function's grants beside its wiring.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';

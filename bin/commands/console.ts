@@ -1,8 +1,7 @@
 /**
- * `docrelay console [--stack <name>] [--port N] [--sealing-secret <name>]`: the web console of a deployed stack
- * (default `DocRelay`) on loopback only, acting with the caller's own AWS credentials via the stack's outputs
- * (stack-target.ts). The page is the local stack's; its jobs API runs in this process (the Lambda's handler).
- * The mapped data needs the sealing secret's name (--sealing-secret or DOCRELAY_SEALING_SECRET).
+ * `docrelay console`: the web console of a deployed stack, on loopback only, acting with the caller's own AWS
+ * credentials; the page is the local stack's and its jobs API runs in this process. The mapped data needs
+ * the sealing secret's name (--sealing-secret or DOCRELAY_SEALING_SECRET).
  */
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
 import { SecretsManagerSource } from '../../functions/adapters/secrets-manager/secret-source';

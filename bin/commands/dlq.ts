@@ -1,9 +1,7 @@
 /**
- * `docrelay dlq list [--json] [--max N]` and `docrelay dlq redrive [--max N]`: the jobs' dead-letter queue with
- * each job's state, and sending it back to the worker. Both page with a short visibility timeout, dedupe by
- * MessageId and release what they keep (visibility 0), so a peek hides nothing for long; bounded by --max and time.
- * Redrive resets each failed job (as replay does), then uses an SQS move task when on AWS it saw the whole queue,
- * else sends and deletes message by message (always locally); invalid or unknown-job messages stay and are reported.
+ * `docrelay dlq list [--json] [--max N]` and `dlq redrive [--max N]`: the jobs' dead-letter queue with each
+ * job's state, and sending it back. A peek hands back what it holds at once; redrive resets failed jobs as
+ * replay does, then uses SQS's move task when it saw the whole queue on AWS, else moves message by message.
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -157,8 +155,7 @@ export interface DeadLettersRemoved {
 
 /**
  * Takes one job's messages out of the dead-letter queue (a replayed or redriven job no longer needs a person):
- * the queue is peeked as `dlq list` peeks it (at most REMOVE_PEEK_MAX messages, ten seconds), the job's
- * messages are deleted and every other message is handed back at once.
+ * a peek as `dlq list` makes, deleting the job's messages and handing every other back at once.
  */
 export async function removeJobDeadLetters(
   sqs: SQSClient,

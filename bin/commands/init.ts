@@ -1,10 +1,7 @@
 /**
  * `docrelay init <integrationId> --scheme <scheme> [--template <id>]`: adds an integration to the config file
- * (inserted as text: every other byte kept), creates its local secret and a sample payload, and prints the
- * next commands. The rule is built from the template as the service has it (the service `check` and `map`
- * use), each required property mapped to a placeholder the sample payload fills; with no service to ask it
- * maps the plain note's properties and says so. The new config is validated before anything is written: a
- * refusal changes nothing.
+ * as text (every other byte kept), with its local secret, a sample payload and a rule built from the
+ * service's template. The new config is validated before anything is written, so a refusal changes nothing.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -45,7 +42,7 @@ export interface RulePlan {
   readonly notes: readonly string[];
 }
 
-/** The rule when the template cannot be read: the plain note's properties (today's guess for any template). */
+/** The rule when the template cannot be read: the plain note's properties, a guess for any other template. */
 export function offlineRule(templateId: string = DEFAULT_TEMPLATE): RulePlan {
   return {
     template: { id: templateId },
@@ -283,7 +280,6 @@ export async function init(
   const stanza = integrationStanza(integrationId, options.scheme, rule);
   const next = insertIntegration(text, stanza, source);
 
-  // Validated as a whole before anything is written.
   try {
     parseConfig(next, source);
   } catch (error) {

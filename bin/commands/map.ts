@@ -1,8 +1,7 @@
 /**
- * `docrelay map <integrationId> --payload <file> [--content-type <type>] [--header name:value]... [--query k=v]...
- * [--offline]`: prints the documents a payload would become, as JSON. The payload is decoded as the ingest
- * decodes a webhook body (functions/core/body.ts): JSON, a form, XML or text, by its content type. Reads
- * templates (with --offline, those of an in-process emulator), creates nothing.
+ * `docrelay map <integrationId> --payload <file>`: prints the documents a payload would become, as JSON. The
+ * payload is decoded as the ingest decodes a webhook body (functions/core/body.ts), by its content type; it
+ * reads templates (with --offline, an in-process emulator's) and creates nothing.
  */
 import { readLocalSettings } from '../../functions/commons/env';
 

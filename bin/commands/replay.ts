@@ -1,9 +1,7 @@
 /**
- * `docrelay replay <jobId> [--fresh]`: runs a failed job again from its last checkpoint, or from the start with
- * --fresh (a new document); --fresh also regenerates a stored job. Open jobs are refused: they are running.
- * The job is reset in the table, then its message is sent to the jobs queue. With --fresh the job records the
- * files it replaces, and the worker removes those the new ones did not overwrite once they are stored (however
- * many runs that takes); the command follows the job to stored and says which it removed.
+ * `docrelay replay <jobId> [--fresh]`: resets a failed job in the table and queues it, from its last
+ * checkpoint or, with --fresh, from the start (a stored job too). Open jobs are refused: they are running.
+ * With --fresh it follows the job to stored and says which previous files the worker removed.
  */
 
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
@@ -59,8 +57,7 @@ export async function replay(
     if (removal.stderr !== undefined) ctx.stderr.write(`docrelay replay: ${removal.stderr}\n`);
     const previous = job.files.filter((file) => file.bucket !== undefined && file.key !== undefined);
     if (!fresh || previous.length === 0) return 0;
-    // The new document's files replace the old ones: those the new run did not overwrite (a new file name,
-    // a {documentId} key) are deleted, and only once the new files are stored.
+    // The worker deletes the previous files the new run did not overwrite, once the new ones are stored.
     const outcome = await waitForJobs(ctx, [jobId], {
       timeoutMs: values.timeoutMs ?? FRESH_WAIT_MS,
       pollMs: 500,
@@ -72,8 +69,7 @@ export async function replay(
       );
       return 1;
     }
-    // The worker removes the files the new ones did not overwrite once they are stored (processJob), and
-    // then forgets them: what it left is still listed on the job.
+    // The worker forgets the files it removed: those it could not remove are still listed in replacedFiles.
     const kept = new Set(after.files.map((file) => `${file.bucket}/${file.key}`));
     const left = new Set((after.replacedFiles ?? []).map((file) => `${file.bucket}/${file.key}`));
     for (const file of previous) {

@@ -1,8 +1,7 @@
 /**
- * `docrelay send <integrationId> --payload <file> [--url <base>] [--content-type <type>] [--header name:value]...
- * [--delivery-id <id>] [--wait]`: signs the payload as its sender would and posts it to the webhook URL (the local
- * stack's unless --url); content type from the file's extension unless given. Prints the status on stderr and the
- * JSON answer on stdout; exit 0 for 2xx, else 1 with one line. --wait follows the jobs to stored or failed.
+ * `docrelay send <integrationId> --payload <file>`: signs the payload as its sender would and posts it to the
+ * webhook URL (the local stack's unless --url). Prints the status on stderr and the JSON answer on stdout;
+ * exit 0 for 2xx, else 1 with one line. --wait follows the jobs to stored or failed.
  */
 
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';

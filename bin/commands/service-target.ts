@@ -1,8 +1,7 @@
 /**
- * Which Document Generation Service the service commands (workspace, templates, check, map, init) talk to, as
- * local/service-connection.ts resolves it: DOCGEN_BASE_URL, else the running local stack's (or standalone
- * emulator's), else the config's `service` (its baseUrl, and its apiKeySecret names the key in the secrets
- * file). The one place the commands without a config of their own read the config's service from.
+ * Which Document Generation Service the service commands (workspace, templates, check, map, init) talk to:
+ * DOCGEN_BASE_URL, else the running local stack's or emulator's, else the config's `service`
+ * (local/service-connection.ts). The one place these commands read the config's service from.
  */
 import { stat } from 'node:fs/promises';
 import type { LocalSettings } from '../../functions/commons/env';

@@ -1,8 +1,7 @@
 /**
- * `docrelay smoke [--stack <name> | --local] [--integration <id>] [--payload <file>] [--timeout <seconds>]
- * [--keep]`: sends one signed test delivery to the stack's webhook URL, waits until its jobs are stored, checks
- * each object's SHA-256 against the job record and S3's checksum, then deletes what it made (object versions,
- * the delivery's items). A failed run deletes nothing, so `docrelay jobs show` can explain it.
+ * `docrelay smoke`: sends one signed test delivery to the stack's webhook URL, waits until its jobs are
+ * stored, checks each object's SHA-256 against the job record and S3's checksum, then deletes what it made.
+ * A failed run deletes nothing, so `docrelay jobs show` can explain it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { dirname, resolve } from 'node:path';

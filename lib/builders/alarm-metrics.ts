@@ -1,7 +1,6 @@
 /**
- * The metrics behind the alarms that read more than one AWS metric: an outage of the Document Generation
- * Service (the worker's own EMF metrics), the throttling of the job table's indexes, senders throttled or
- * refused by the HTTP API. docs/operations.md says what each alarm means and what to do.
+ * The metrics behind the alarms that read more than one metric: the Document Generation Service failing (the
+ * worker's EMF metrics), the job table's indexes throttled, senders throttled or refused by the HTTP API.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -27,8 +26,7 @@ export function emfMetric(namespace: string, service: string, metricName: string
 }
 
 /**
- * Failed attempts in five minutes that stored nothing: the worker's retries (`JobRetries`: a retry deferred or
- * a job carried on by a new message) when `JobsStored` is 0, else 0. Lambda's `Errors` stays 0 through an
+ * The worker's retries in five minutes when it stored nothing, else 0. Lambda's `Errors` stays 0 through an
  * outage (failures are batch item failures) and each requeue resets the queue's oldest-message age, so this
  * is the metric that sees the service failing every call.
  */

@@ -1,9 +1,7 @@
 /**
- * The HTTP API: one webhook route per configured integration (any method reaches the ingest, which answers
- * anything but POST with a 405 problem, as the local API does), each with its own throttle, so a path of no
- * integration is answered 404 by API Gateway without invoking anything and one noisy sender cannot use up
- * another's limit; and the IAM-authorized read routes (a job, the list of jobs, a delivery), on an
- * access-logged stage.
+ * The HTTP API on an access-logged stage: an `ANY` route per integration (the ingest answers other methods
+ * than POST 405, as locally), each with its own throttle so one noisy sender cannot use up another's, any
+ * other path a 404 from API Gateway; and the IAM-authorized read routes.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -83,7 +81,7 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
-/** Creates the API with its `$default` stage and the two routes. */
+/** Creates the API with its `$default` stage, the webhook routes and the read routes. */
 export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRelayHttpApi {
   if (options.apiProps?.disableExecuteApiEndpoint === true && options.domain === undefined) {
     throw new Error(
@@ -155,7 +153,6 @@ export function buildHttpApi(scope: Construct, options: HttpApiOptions): DocRela
     cfnStage.routeSettings = routeSettings;
     for (const route of webhookRoutes.values()) stage.node.addDependency(route);
   }
-  // One integration and IAM on every read route: a job, the list of jobs, a delivery with its jobs.
   const jobsIntegration = new HttpLambdaIntegration('JobsIntegration', options.jobsApiFunction);
   const readRoute = (path: string): HttpRoute =>
     (

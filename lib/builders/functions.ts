@@ -170,9 +170,8 @@ function assertWithinGrace(name: string, size: FunctionOptions): void {
 }
 
 /**
- * `POST /v1/hooks/{integrationId}`: records the delivery and its jobs (a conditional put and a batch write; a
- * read, a batch read and the outbox's writes for a duplicate), sends the job messages, reads the webhook
- * secrets and the sealing secret.
+ * `POST /v1/hooks/{integrationId}`: records the delivery and its jobs, sends the job messages, and reads the
+ * webhook secrets and the sealing secret.
  */
 export function buildIngestFunction(wiring: FunctionWiring, size: FunctionOptions): DocRelayFunction {
   assertWithinGrace('ingest', size);
@@ -234,10 +233,9 @@ function workerReservedConcurrency(wiring: FunctionWiring, size: FunctionOptions
 }
 
 /**
- * Synth warnings of worker settings that synthesize but can lose time or jobs. A job may take a service request
- * and a retry (2 × service.timeoutSeconds), and a batch runs its jobs one after another, so the timeout must
- * cover batchSize of them. Reserved concurrency below service.maxConcurrency caps the event source (and so the
- * generations in flight) below what the config asks for.
+ * Synth warnings of worker settings that can lose time or jobs: a job may take a service request and a retry,
+ * and a batch runs its jobs one after another, so the timeout must cover batchSize of them; reserved
+ * concurrency below service.maxConcurrency caps the generations in flight below what the config asks for.
  */
 function warnOfWorkerLimits(
   wiring: FunctionWiring,
@@ -283,11 +281,9 @@ export interface WorkerOptions {
 }
 
 /**
- * The SQS worker: the job state machine (read, conditional update), the copy to S3 (lib-storage: PutObject
- * covers the multipart calls; AbortMultipartUpload cleans up; DeleteObject removes the file of a document
- * dropped because its links died), dead letters, a fresh delayed message for a job
- * outlasting a service outage, retry deferral (ChangeMessageVisibility comes with the event source), events,
- * the service API key and the sealing secret.
+ * The SQS worker: job reads and conditional updates, the copy to S3 (PutObject covers lib-storage's multipart
+ * calls; DeleteObject removes files a job no longer keeps), dead letters, re-sent messages, events and its
+ * two secrets. ChangeMessageVisibility, which defers a retry, comes with the event source's grants.
  */
 export function buildWorkerFunction(
   wiring: FunctionWiring,
@@ -342,7 +338,6 @@ export function buildJobsApiFunction(wiring: FunctionWiring, size: FunctionOptio
   );
   const objects = documentObjects(wiring, fn);
   allow(fn, ['dynamodb:GetItem'], [wiring.table.tableArn]);
-  // Lists: the jobs-by-time and by-delivery indexes (queries only, never a scan of the table).
   allow(
     fn,
     ['dynamodb:Query'],

@@ -9,10 +9,9 @@ import { acknowledge } from './nag';
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /**
- * Receives the jobs queue allows beyond the worker's own cap (`maxReceiveCount`) before SQS dead-letters a
- * message. A receive Lambda throttles counts too (the SQS trigger starts with five pollers), so with no headroom
- * a job could reach the dead-letter queue without ever running; the worker itself fails or carries on a job at
- * its cap, so SQS's redrive only catches messages the worker never settled (docs/operations.md).
+ * Receives SQS allows beyond the worker's own cap (`maxReceiveCount`) before it dead-letters a message. A
+ * receive Lambda throttles counts too, so without headroom a job could be dead-lettered without ever running;
+ * the worker fails or carries on a job at its own cap, so the redrive catches only messages it never settled.
  */
 export const THROTTLED_RECEIVE_HEADROOM = 16;
 

@@ -64,8 +64,8 @@ export function buildJobTable(scope: Construct, options: JobTableOptions): Table
     indexName: JOB_TABLE.openJobsIndex,
     partitionKey: { name: JOB_TABLE.openPartitionKey, type: AttributeType.STRING },
     sortKey: { name: JOB_TABLE.openSortKey, type: AttributeType.NUMBER },
-    // Keys only: the reconciler reads each item it acts on from the table, so sealed payloads (up to 350 KB)
-    // are not copied into the index on every write.
+    // Keys only: the reconciler reads each item it acts on from the table, so sealed payloads are not copied
+    // into the index on every write.
     projectionType: ProjectionType[JOB_TABLE.openJobsProjection],
   });
   // Listing jobs newest first without a scan. Only the attributes a list filters on are projected, so a job's
