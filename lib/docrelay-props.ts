@@ -146,7 +146,10 @@ export interface DocRelayProps {
   readonly deploymentName?: string;
   /** The secret that seals payloads and links at rest. @default a new secret with a generated random value */
   readonly sealingSecret?: ISecret;
-  /** Receives of a job message before it goes to the dead-letter queue. @default 8 */
+  /**
+   * Receives of a job message before it goes to the dead-letter queue, 1 to 984 (the queue's redrive allows 16
+   * more, for receives Lambda throttles, within SQS's 1000). @default 8
+   */
   readonly maxReceiveCount?: number;
   /**
    * Messages per worker invocation, processed one after another: the worker timeout must cover batchSize jobs

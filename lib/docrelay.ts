@@ -32,7 +32,7 @@ import {
   type FunctionWiring,
 } from './builders/functions';
 import { type DeploymentIdentity, deploymentIdentity } from './builders/identity';
-import { buildJobQueues, buildServiceDeadLetterQueue } from './builders/queues';
+import { buildJobQueues, buildServiceDeadLetterQueue, THROTTLED_RECEIVE_HEADROOM } from './builders/queues';
 import { buildConfigSecrets, buildSealingSecret, runtimeConfig } from './builders/secrets';
 import { buildDocumentsBucket } from './builders/storage';
 import { buildJobTable, JOB_TABLE_INDEXES } from './builders/table';
@@ -335,7 +335,8 @@ interface Settings {
 function resolveSettings(props: DocRelayProps): Settings {
   const maxReceiveCount = props.maxReceiveCount ?? 8;
   const batchSize = props.batchSize ?? 1;
-  requireInteger('maxReceiveCount', maxReceiveCount, 1, 1000);
+  // SQS redrives at most at 1000 receives, and the throttled-receive headroom sits above the worker's cap.
+  requireInteger('maxReceiveCount', maxReceiveCount, 1, 1000 - THROTTLED_RECEIVE_HEADROOM);
   // Up to 10: larger batches need a batching window, and the worker runs a batch one job after another.
   requireInteger('batchSize', batchSize, 1, 10);
   const sizing: Record<keyof DocRelayFunctionsSizing, FunctionOptions> = { ...DEFAULT_FUNCTION_SIZING };

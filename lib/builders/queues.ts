@@ -54,7 +54,7 @@ export function buildJobQueues(scope: Construct, options: JobQueuesOptions): Job
     visibilityTimeout: options.visibilityTimeout,
     deadLetterQueue: {
       queue: deadLetterQueue,
-      maxReceiveCount: Math.min(1000, options.maxReceiveCount + THROTTLED_RECEIVE_HEADROOM),
+      maxReceiveCount: options.maxReceiveCount + THROTTLED_RECEIVE_HEADROOM,
     },
     removalPolicy: options.removalPolicy,
   });
