@@ -1,8 +1,7 @@
 /**
  * DynamoDB write units per stored job, table and indexes: a stored job's writes (the ingest's transaction of a
- * two-job delivery with a content key; per job the claim, the `created` checkpoint and the last file stored
- * with `stored`; the delivery's close on its last job's pickup) run through the job store on dynalite with the
- * deployed table's indexes. Neither dynalite nor moto reports index units, so each write is priced from the
+ * delivery of the given shape; per job the claim, the `created` checkpoint and the last file stored with
+ * `stored`) run through the job store on dynalite with the deployed table's indexes. Neither dynalite nor moto reports index units, so each write is priced from the
  * items before and after it, by DynamoDB's rules: the table ceil(max(old, new) / 1 KB), twice in a transaction;
  * an index 1 unit per KB of its projected entry put or deleted (2 entries when its key changes), none when no
  * projected attribute changes.
@@ -95,8 +94,15 @@ async function waitActive(client: DynamoDBClient, name: string): Promise<void> {
   throw new Error(`table ${name} not ACTIVE after 500 polls`);
 }
 
+/** The deliveries measured: how many jobs each makes, and whether its sender's scheme needs a content key. */
+export interface DeliveryShape {
+  readonly jobsPerDelivery: number;
+  readonly contentKey: boolean;
+}
+
 /** Write units per stored job: total, table, and each index. */
 export async function measureDynamoWrites(
+  shape: DeliveryShape = { jobsPerDelivery: 2, contentKey: true },
   deliveries = 20,
 ): Promise<{ total: number; table: number } & Record<string, number>> {
   const server = dynalite({ createTableMs: 0 }) as Server;
@@ -159,7 +165,7 @@ export async function measureDynamoWrites(
         integration: 'stripe',
         deliveryId: `evt_${d}_${'x'.repeat(20)}`,
         receivedAt: new Date(now).toISOString(),
-        jobs: [0, 1].map((i) => ({
+        jobs: Array.from({ length: shape.jobsPerDelivery }, (_, i) => ({
           jobId: `${d}-${i}-0123456789abcdef0123`,
           rule: `rule-${i}`,
           templateId: '1234567',
@@ -168,7 +174,8 @@ export async function measureDynamoWrites(
         sealedPayload: 'A'.repeat(3000),
       };
       const jobs = newJobRecords(delivery, now);
-      const recorded = await repository.createDelivery(delivery, jobs, String(d).padStart(64, 'c'));
+      const contentKey = shape.contentKey ? String(d).padStart(64, 'c') : undefined;
+      const recorded = await repository.createDelivery(delivery, jobs, contentKey);
       if (!recorded.created) throw new Error('delivery not recorded');
       for (const queued of jobs) jobsStored += await storeJob(repository, queued, clock);
     }
@@ -234,8 +241,8 @@ async function storeJob(
 }
 
 if (require.main === module) {
-  measureDynamoWrites().then(
-    (result) => console.log(JSON.stringify(result, null, 2)),
+  Promise.all([measureDynamoWrites(), measureDynamoWrites({ jobsPerDelivery: 1, contentKey: false })]).then(
+    ([twoJobs, oneJob]) => console.log(JSON.stringify({ twoJobsContentKey: twoJobs, oneJob }, null, 2)),
     (error: unknown) => {
       console.error(error);
       process.exitCode = 1;

@@ -207,14 +207,20 @@ export async function runBenchmarks(
   log(
     `DynamoDB writes per stored job: ${fmt(writes.total)} WRU (table ${fmt(writes.table)}, indexes ${fmt(indexWrites)})`,
   );
-  rows.push({
-    benchmark: 'dynamo-writes',
-    case: 'two-job delivery with a content key, one-file documents (dynalite, priced per item)',
-    metric: 'WRU per stored job',
-    subject: Object.entries(writes)
-      .map(([part, wru]) => `${part} ${fmt(wru)}`)
-      .join(', '),
-  });
+  const oneJob = await measureDynamoWrites({ jobsPerDelivery: 1, contentKey: false });
+  for (const [shape, measured] of [
+    ['two-job delivery with a content key', writes],
+    ['one-job delivery, no content key', oneJob],
+  ] as const) {
+    rows.push({
+      benchmark: 'dynamo-writes',
+      case: `${shape}, one-file documents (dynalite, priced per item)`,
+      metric: 'WRU per stored job',
+      subject: Object.entries(measured)
+        .map(([part, wru]) => `${part} ${fmt(wru)}`)
+        .join(', '),
+    });
+  }
   const cost = costModel(rows, e2e, indexWrites);
   const cpu = cpus()[0]?.model ?? 'unknown';
   return {
