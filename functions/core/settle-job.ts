@@ -9,7 +9,7 @@ import { logFields, type Worker } from './worker-deps';
 
 /** What became of a settled job's event, when it did not simply go out (see `announce`). */
 export type EventFollowUp = {
-  /** The settled job's event could not be published: keep the message, to publish it when it comes back. */
+  /** The job's event could not be published: keep the message, which comes back after this many seconds. */
   readonly eventRetrySeconds?: number;
   /** The job's event could not be published, and its message has no receive left: given up, logged. */
   readonly eventLost?: boolean;
