@@ -168,7 +168,7 @@ async function openDownload(
     if (!('body' in result)) throw result.failed;
     download = result;
   }
-  // Not awaited, so the shared estimate's write never holds an open body; observe never throws.
+  // Not awaited: an open body must not wait on the shared estimate's write; observe never throws.
   void w.links.observe(w.log, 'served', started);
   // An early body that broke off while it waited is that download's failure; checked synchronously just
   // before the store takes the body.
@@ -196,7 +196,7 @@ async function storeFile(
     body: download.body,
     ...(download.contentLength === undefined ? {} : { contentLength: download.contentLength }),
     // The service's size guards against a cut only where the transport marks no end (no Content-Length, not
-    // chunked); elsewhere the transport is the authority, as the interface gives the size no unit.
+    // chunked); elsewhere the transport decides, so a size in a unit other than bytes cannot fail every copy.
     ...(download.framed || file.size === undefined ? {} : { expectedSize: file.size }),
     contentType: file.mimeType || download.contentType || 'application/octet-stream',
     metadata: {
