@@ -1,9 +1,7 @@
 /**
- * Webhook bodies: which media types docrelay takes, and how each becomes the value a mapping sees. Runs only
- * after the signature was checked over the raw bytes. JSON and +json parse as JSON; forms become an object
- * of fields (a `payload` field holding JSON, as Slack sends, is parsed in place); XML becomes an object
- * with the documented shape (docs/configuration.md, "Bodies"); text/plain stays text (`$body`).
- * Multipart is refused for now. The worker decodes the stored body text with the same functions.
+ * Webhook bodies: the media types docrelay takes and the value a mapping sees for each
+ * (docs/configuration.md, "Bodies"), decoded only after the signature was checked over the raw bytes. The
+ * worker decodes the stored body text with the same functions.
  */
 import type { XMLParser } from 'fast-xml-parser';
 import { defineValue, MAX_VALUE_DEPTH } from '../mapping/evaluate';
@@ -145,8 +143,8 @@ type XmlParserModule = typeof import('fast-xml-parser');
 let xml: { parser: XMLParser; validator: XmlParserModule['XMLValidator'] } | undefined;
 
 /**
- * The XML parser, loaded on the first XML body: most deliveries are JSON, and loading it with the module costs
- * every cold start (bench/analysis.md). `require()` keeps it bundled but unevaluated until then.
+ * The XML parser, loaded on the first XML body: most deliveries are JSON, and loading it with the module
+ * would cost every cold start. `require()` keeps it bundled but unevaluated until then.
  */
 function xmlTools(): NonNullable<typeof xml> {
   if (xml === undefined) {

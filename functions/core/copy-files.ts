@@ -1,8 +1,7 @@
 /**
- * Copying a job's files from the service's download links into the document store, each checkpointed in
- * turn. A link is tried before anything else is decided: only the service refusing it (expired) makes the job
- * ask for a new document, so none is asked for while a link lives, and each refusal teaches the worker the
- * links' lifetime (link-lifetime.ts).
+ * Copies a job's files from the service's download links into the document store, checkpointing each. A link
+ * is always tried first: only the service refusing it makes the job ask for a new document, and each refusal
+ * teaches the worker the links' lifetime (link-lifetime.ts).
  */
 import { openJson } from '../commons/seal';
 import {
@@ -19,8 +18,8 @@ import { renderKey } from './storage-key';
 import { logFields, serviceBudget, type Worker } from './worker-deps';
 
 /**
- * The service refused a link: expired (401, 403, 404, 410), or another 4xx for a link it made itself, which
- * can only be the link's token (its interface does not give the answer for an expired one).
+ * The service refused a link: expired (401, 403, 404, 410), or any other 4xx but 408 and 429, which for a
+ * link it made can only be the token: its interface names no status for an expired link.
  */
 export const isLinkRefusal = (error: unknown): boolean =>
   error instanceof DocgenLinkExpiredError ||
@@ -33,10 +32,9 @@ export const isLinkRefusal = (error: unknown): boolean =>
     error.status !== 429);
 
 /**
- * Copies every file not stored yet. A failed copy is retried at once while the links should live
- * (decideCopyRetry); resolves `done: false` when a new document is needed (the service refused a link), and
- * throws what the job's retry decision must see. Bounded: each file's copy succeeds or counts a failure, and the
- * failures of one call are capped by MAX_COPY_RETRIES_PER_ATTEMPT.
+ * Copies every file not stored yet, retrying a failed copy within the attempt as decideCopyRetry says (at
+ * most MAX_COPY_RETRIES_PER_ATTEMPT failures). Resolves `done: false` when the service refused a link and a
+ * new document is needed; throws what the job's retry decision must see.
  */
 export async function copyFiles(
   w: Worker,
@@ -67,9 +65,8 @@ export async function copyFiles(
           return { job, done: false };
         }
         if (checkpointed && error instanceof DocgenDownloadOriginRefusedError) {
-          // Links an earlier attempt kept, on an origin no longer allowed: the service moved (the local stack's
-          // emulator starts on a new port) or the config changed since. A new document gets links of today's
-          // origin; links the service has just made on a refused origin still fail the job (the config is wrong).
+          // Kept links on an origin no longer allowed (the service moved, or the config changed): a new
+          // document gets links on today's origin. Fresh links on a refused origin still fail the job.
           w.log.warn(
             'the kept download links are on an origin no longer allowed; asking for a new document',
             {
@@ -101,7 +98,7 @@ const linkAgeMs = (job: JobRecord, atMs: number): number => {
   return Number.isNaN(createdAt) ? 0 : Math.max(0, atMs - createdAt);
 };
 
-/** The checkpointed links, when the document exists and the seal opens (tried whatever their age). */
+/** A `created` job's kept links, when the seal opens and every unstored file has one; tried at any age. */
 export function keptLinks(job: JobRecord, secret: string): Record<string, string> | undefined {
   const document = job.document;
   if (job.status !== 'created' || document?.sealedLinks === undefined) return undefined;
@@ -131,13 +128,9 @@ export function fileKey(w: Worker, job: JobRecord, document: JobDocument, file: 
 }
 
 /**
- * Drops a document whose links died, so that a new one is asked for. First its files' objects go: those it
- * checkpointed, and those a copy may have written without a checkpoint (a worker killed between the PUT and
- * the write, or that write failing). When the key pattern names the document or its files' names, the new
- * document's files land under other keys, and these would stay in the bucket, belonging to no job. A key
- * without an object is fine, and the removal is repeated if this worker dies before the job record says the
- * document is gone. A removal that fails is told and does not stop the job: it leaves a stray copy, never a
- * loss.
+ * Drops a document whose links died, so a new one is asked for. Its files' keys go first, checkpointed or
+ * not, since a new document may land under other keys and leave them to no job. A failed removal is logged
+ * and does not stop the job (docs/decisions.md, "Dropping a document").
  */
 export async function dropDocument(w: Worker, job: JobRecord): Promise<JobRecord> {
   const document = job.document;
@@ -175,10 +168,10 @@ async function openDownload(
     if (!('body' in result)) throw result.failed;
     download = result;
   }
-  // Not awaited: nothing waits on the shared estimate while a body is open (observe never throws).
+  // Not awaited: an open body must not wait on the shared estimate's write; observe never throws.
   void w.links.observe(w.log, 'served', started);
-  // An early body that broke off while it waited is that download's failure (nothing would read it now). Checked
-  // last, synchronously before the store takes the body.
+  // An early body that broke off while it waited is that download's failure; checked synchronously just
+  // before the store takes the body.
   if (download.body.errored !== null || download.body.destroyed) {
     throw (
       download.body.errored ?? new DocgenDownloadCutError('download: the body ended before the copy began')
@@ -202,9 +195,8 @@ async function storeFile(
     key,
     body: download.body,
     ...(download.contentLength === undefined ? {} : { contentLength: download.contentLength }),
-    // The service's size checks only a body whose end the transport does not mark (no Content-Length, not
-    // chunked): there it is the one guard against a cut. Elsewhere the transport is the authority, and a size
-    // in another unit than bytes (the interface page does not give one) must not fail every copy.
+    // The service's size guards against a cut only where the transport marks no end (no Content-Length, not
+    // chunked); elsewhere the transport decides, so a size in a unit other than bytes cannot fail every copy.
     ...(download.framed || file.size === undefined ? {} : { expectedSize: file.size }),
     contentType: file.mimeType || download.contentType || 'application/octet-stream',
     metadata: {
@@ -238,7 +230,7 @@ async function storeFile(
   w.log.info('file stored', { jobId: job.jobId, key, size: result.size });
   const changes = transitions.fileStored(job, stored);
   const after = applyChanges(job, changes, new Date(w.now()).toISOString());
-  // The last file: its checkpoint and the job's `stored` in one write (one call and one write unit less).
+  // The last file's checkpoint and the job's `stored` go in one write instead of two.
   if (after.files.every((f) => f.storedAt !== undefined)) {
     return w.jobs.updateJob(job, { ...changes, ...transitions.stored(after) });
   }

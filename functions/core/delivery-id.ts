@@ -22,10 +22,9 @@ export function bodyHashDeliveryId(rawBody: Buffer): string {
 }
 
 /**
- * A usable delivery id, or undefined: a non-empty string (trimmed) or a safe integer, at most
- * `MAX_DELIVERY_ID_LENGTH` characters, without control characters (it ends up in keys and logs). Other
- * numbers are refused: above 2^53 two ids can parse to the same double and collide, and fractions print
- * differently across senders; quote such ids (`$string(id)` only helps if the sender sends a string).
+ * A usable delivery id, or undefined: a trimmed non-empty string or a safe integer (docs/decisions.md,
+ * "Numeric delivery ids"), at most MAX_DELIVERY_ID_LENGTH characters, without control characters since it
+ * ends up in keys and logs.
  */
 export function validDeliveryId(value: unknown): string | undefined {
   const text = typeof value === 'string' ? value.trim() : Number.isSafeInteger(value) ? String(value) : '';
@@ -35,8 +34,8 @@ export function validDeliveryId(value: unknown): string | undefined {
 }
 
 /**
- * Resolves the delivery id. An invalid or missing id (expression result, header or field) falls back to the
- * body hash rather than rejecting the delivery; an expression that fails (e.g. times out) throws `MappingError`.
+ * Resolves the delivery id. An invalid or missing id falls back to the body hash rather than rejecting the
+ * delivery; an expression that fails throws `MappingError`.
  */
 export async function resolveDeliveryId(
   integration: CompiledIntegration,
@@ -71,16 +70,9 @@ export async function resolveDeliveryId(
 }
 
 /**
- * The content key of a delivery whose id the signature does not cover (a scheme whose id header is marked
- * `signed: false`, a generic `hmac` whose `idHeader` is outside `signedContent`, or a configured `deliveryId`
- * expression that reads `$headers` or `$query`), or whose sender signs parsed content (`signedDigest`):
- * a SHA-256 that stands for what is signed. Whoever holds one signed delivery (a proxy log, a "recent
- * deliveries" page) could send it again under any id, or re-serialised; with the content key that is a
- * duplicate too. Undefined where the id is signed, or nothing is signed at all (`none`).
- *
- * Where the scheme verified an HMAC of bytes that hold no id (`bodyMac`), the key is the SHA-256 of that
- * HMAC: a replay carries the same signature, so it has the same key, and the signature is never kept.
- * Where it signs parsed content, the scheme's canonical digest is the key. Others hash the body.
+ * A key for what is signed, so a signed delivery sent again under another id is still a duplicate: for
+ * deliveries whose id the signature does not cover, or whose sender signs parsed content. Undefined where
+ * the id is signed or nothing is (docs/decisions.md, "Content keys for unsigned delivery ids").
  */
 export function contentKey(
   integration: CompiledIntegration,

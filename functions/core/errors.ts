@@ -1,7 +1,6 @@
 /**
- * The core's errors: why a delivery is refused, why a job's attempt stopped, and the job state machine's own.
- * None knows HTTP: functions/http/problem.ts maps them to answers in one place. Codes are stable; messages
- * never hold a secret.
+ * The core's errors: why a delivery is refused, why a job's attempt stopped, and the state machine's own.
+ * None knows HTTP (functions/http/problem.ts maps them in one place); messages never hold a secret.
  */
 import { DocrelayError } from '../commons/errors';
 

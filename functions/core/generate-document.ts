@@ -1,8 +1,7 @@
 /**
- * Generating a job's document: the delivery's payload mapped by its rule, the service asked, the answer
- * checkpointed as `created` (links sealed). The first file's download starts as soon as the service answers,
- * beside the checkpoint's write: a link is checked when its download starts, so a short-lived one is caught
- * alive however long the write takes.
+ * Generates a job's document and checkpoints it as `created` with its links sealed. The first file's
+ * download starts beside the checkpoint's write, since the service checks a link when its download starts:
+ * a short-lived link is caught alive however long the write takes.
  */
 import { sealJson } from '../commons/seal';
 import { findRule } from '../config/compile';

@@ -1,7 +1,6 @@
 /**
- * The lease a worker holds on a job for one attempt. An attempt may outlast the lease (a slow generation, a
- * large file): while it runs, the holder renews its lease and keeps its message invisible, so neither the
- * queue nor the reconciler hands the job to a second worker meanwhile.
+ * The lease a worker holds on a job for one attempt. An attempt may outlast it, so the holder renews the
+ * lease and keeps its message invisible, so neither the queue nor the reconciler hands the job on.
  */
 import type { JobRepository } from '../ports/job-repository';
 import { describeFailure } from './retry-policy';

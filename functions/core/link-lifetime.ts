@@ -1,17 +1,16 @@
 /**
- * How long the service's download links live, learned from what it does (its interface does not say): a
- * download refused as expired at some age bounds the lifetime from above, a link served at some age from
- * below. The worker plans with the youngest refusal less a margin; until one is seen, with 55 minutes. The
- * ages are shared through ServiceEstimates, so every invocation of the worker profits from one refusal.
+ * How long the service's download links live, learned since its interface does not say: a link refused at
+ * some age bounds the lifetime from above, one served from below. The ages are shared through
+ * ServiceEstimates, so every invocation of the worker learns from one refusal.
  */
 import type { LinkAges, ServiceEstimates } from '../ports/service-estimates';
 import type { Log } from './lease';
 import { describeFailure } from './retry-policy';
 
-/** The lifetime planned with before any link was refused (the service's links live about an hour). */
+/** The lifetime planned with before any link was refused: the service's links live about an hour. */
 export const DEFAULT_LINK_LIFETIME_MS = 55 * 60_000;
 
-/** How often the shared ages are read again (another invocation may have learned meanwhile). */
+/** How often the shared ages are read again, as another invocation may have learned meanwhile. */
 const REFRESH_MS = 30_000;
 
 /** A lifetime less a margin (a tenth, at least half a second) for the time between link and answer. */
@@ -62,10 +61,7 @@ export class LinkLifetime {
     return plannedLifetimeMs(this.ages);
   }
 
-  /**
-   * A link was refused as expired, or served, `ageMs` after its create answer: shared when it says more than
-   * what is known (best effort: a failure is logged).
-   */
+  /** A link was refused as expired, or served, `ageMs` after its create answer: shared when it is news. */
   async observe(log: Log, kind: 'refused' | 'served', ageMs: number): Promise<void> {
     const known = kind === 'refused' ? this.ages.refusedAtMs : this.ages.servedAtMs;
     const news = known === undefined || (kind === 'refused' ? ageMs < known : ageMs > known * 1.1);

@@ -12,18 +12,17 @@ import { parseBodyText, storedBodyFormat } from './body';
 export interface DeliveryPayload {
   /** The body's text exactly as received (verified, and known to parse). */
   readonly bodyText: string;
-  /** The same text as UTF-8 bytes, when at hand (the ingest has the raw body): sealed without encoding it again. */
+  /** The same text as UTF-8 bytes when the raw body is at hand, so it is sealed without encoding it again. */
   readonly bodyBytes?: Uint8Array;
-  /** The body's media type when it is not JSON (payloads without one, including all older ones, are JSON). */
+  /** The body's media type when it is not JSON; a payload without one is JSON. */
   readonly contentType?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
 }
 
 /**
- * What a rule's expressions see for a kept payload: its body parsed as the ingest parsed it (by its kept media
- * type), with the same bindings (`$contentType`, `$headers`, `$query`, `$receivedAt`, and `$body` for text).
- * Throws DeliveryRefusedError when the body no longer parses.
+ * What a rule's expressions see for a kept payload: the body parsed as the ingest parsed it, with the same
+ * bindings. Throws DeliveryRefusedError when the body no longer parses.
  */
 export function payloadMappingInput(payload: DeliveryPayload, receivedAt: string): MappingInput {
   return {
@@ -51,7 +50,7 @@ const context = (integration: string, deliveryId: string): string => `payload:${
 
 /**
  * Seals a payload for the delivery record: its headers and query as one JSON line, then the body's text as
- * received (not escaped into JSON again: on the ingest's hot path that costs as much as the parse).
+ * received, since escaping it into JSON again would cost the ingest as much as the parse.
  */
 export function sealPayload(
   payload: DeliveryPayload,

@@ -1,14 +1,13 @@
 /**
- * Running a job again, for `docrelay replay` and `docrelay dlq redrive`: which jobs may be replayed, and the
- * reset that sends one back to the worker. The caller sends the job message afterwards; the renewed lease
- * lets the reconciler send it should that message be lost, so a reset job is never stranded.
+ * Which jobs `docrelay replay` and `docrelay dlq redrive` may run again, and the reset that sends one back to
+ * the worker. The caller sends the job message; the renewed lease lets the reconciler resend a lost one.
  */
 
 import { DocrelayError } from '../commons/errors';
 import type { JobRepository } from '../ports/job-repository';
 import { type JobRecord, transitions } from './job';
 
-/** How long a replayed job may wait for a worker before the reconciler sends it again (as a new job). */
+/** How long a replayed job may wait for a worker before the reconciler sends its message again. */
 export const REPLAY_PICKUP_MS = 15 * 60_000;
 
 /** Options of a replay. */
@@ -60,11 +59,9 @@ function canResumeCopy(job: JobRecord, nowMs: number): boolean {
 }
 
 /**
- * Resets a job for another run (version-conditional: throws JobConflictError when it changed meanwhile):
- * `queued` from its last checkpoint (`created` when the document's links still live, so the worker copies
- * instead of generating again), or with `fresh` from the start, its document and files dropped. The error is
- * cleared and kept as `lastError`; the lease is renewed. Throws ReplayRefusedError for a job that may not be
- * replayed (see replayRefusal).
+ * Resets a job from its last checkpoint (`created` while its links live, so the worker copies), or with
+ * `fresh` from the start; the error moves to `lastError` and the lease is renewed. Throws ReplayRefusedError
+ * (see replayRefusal), or JobConflictError when the job changed meanwhile.
  */
 export async function resetJobForReplay(
   store: Pick<JobRepository, 'updateJob'>,

@@ -69,10 +69,7 @@ export const isServiceOutage = (error: unknown): boolean =>
   error instanceof DocgenTimeoutError ||
   error instanceof DocgenNetworkError;
 
-/**
- * How long the service asked us to wait (its Retry-After), when it did on a rate limit (429) or an
- * unavailable answer (503 during maintenance, any 5xx that carries one); undefined otherwise.
- */
+/** The service's Retry-After on a rate limit or an unavailable answer (5xx), in ms; undefined without one. */
 export function askedRetryAfterMs(error: unknown): number | undefined {
   return error instanceof DocgenRateLimitedError || error instanceof DocgenUnavailableError
     ? error.retryAfterMs
@@ -126,8 +123,8 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
     return { kind: 'requeue', delaySeconds: delaySeconds(), reason };
   }
   if (retryable && facts.receiveCount < facts.maxReceiveCount) {
-    // Links that kept being refused: the worker already asked again at once within the attempt, so the wait
-    // is a short breath, not a backoff that grows with the job's attempts (it would leave the job for minutes).
+    // Links that kept being refused: the attempt already asked again at once, so the wait is a short pause,
+    // not a backoff that grows with the job's attempts and would leave the job for minutes.
     const wait =
       error instanceof LinksExpiringError
         ? Math.min(delaySeconds(), LINKS_EXPIRING_MAX_DELAY_SECONDS)
@@ -149,10 +146,7 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
 export const MAX_COPY_RETRIES_PER_ATTEMPT = 2;
 /** The pause before the first retried download in an attempt; it doubles with each further failure. */
 export const COPY_RETRY_BASE_MS = 250;
-/**
- * The share of a link's remaining life a wait may take: a retry "well before the link expires" leaves at least
- * three quarters of it for the download itself.
- */
+/** A wait may take a quarter of a link's remaining life at most; the rest is for the download. */
 const LINK_WAIT_SHARE = 4;
 
 /** What to do after a copy from a link failed, within the attempt. */
@@ -161,12 +155,9 @@ export type CopyRetryDecision =
   | { readonly kind: 'settle' };
 
 /**
- * Decides, within an attempt, what a failed copy of a file (the download failed or was truncated, the store
- * refused it) means while the job holds its lease. The link is tried again, after a short pause that ends
- * well before the link should expire; when it should not outlive even that pause, at once (it may still live:
- * only the service refusing it makes a new document). An answer with a Retry-After (a rate limit, a 5xx that
- * says when to come back: honoured by `decideRetry`), an error that is not retryable, or more failures than
- * MAX_COPY_RETRIES_PER_ATTEMPT go to the job's retry decision.
+ * Decides what a failed copy means within an attempt: download again after a doubling pause, or at once when
+ * the link should not outlive the pause (only a refusal makes a new document). A Retry-After, an error that
+ * is not retryable or too many failures settle it through the job's retry decision (`decideRetry`).
  */
 export function decideCopyRetry(facts: {
   readonly error: unknown;
@@ -184,10 +175,9 @@ export function decideCopyRetry(facts: {
 }
 
 /**
- * The delay before a job's next attempt when it holds live links: the backoff, shortened so the next attempt
- * starts well before the links expire (and copies instead of asking for a new document). When not even a
- * second fits, the backoff stands: the next attempt finds the links past their expiry and asks for a new
- * document without trying them. Never shorter than a Retry-After the service gave.
+ * The delay before the next attempt of a job with live links: the backoff, shortened so the attempt starts
+ * well before they expire and copies. When not even a second fits, or the service asked to back off, the
+ * backoff stands.
  */
 export function fitDelayToLinks(delaySeconds: number, error: unknown, linkRemainingMs: number): number {
   if (backsOff(error)) return delaySeconds;

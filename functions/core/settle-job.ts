@@ -1,6 +1,6 @@
 /**
- * How an attempt ends when it does not simply store the job: a failure decided by retry-policy.ts and recorded
- * (released, requeued or failed), and the settled job's event, published at least once.
+ * How an attempt ends when it does not simply store the job: a failure decided by retry-policy.ts and
+ * recorded (released, requeued or failed), and the settled job's event, published at least once.
  */
 import type { JobRecord } from './job';
 import { isFinal, transitions } from './job';
@@ -9,10 +9,7 @@ import { logFields, type Worker } from './worker-deps';
 
 /** What became of a settled job's event, when it did not simply go out (see `announce`). */
 export type EventFollowUp = {
-  /**
-   * The job's event could not be published: keep the message, which comes back after this many seconds and
-   * publishes it again (the job itself is settled).
-   */
+  /** The job's event could not be published: keep the message, which comes back after this many seconds. */
   readonly eventRetrySeconds?: number;
   /** The job's event could not be published, and its message has no receive left: given up, logged. */
   readonly eventLost?: boolean;
@@ -130,8 +127,8 @@ export async function settleFailure(
 }
 
 /**
- * When a job's kept links should expire, by the lifetime planned now (it may have been learned since they
- * were made); NaN without kept links.
+ * When a job's kept links should expire: the earlier of the recorded expiry and their creation plus the
+ * lifetime planned now, which may have been learned since; NaN without kept links.
  */
 export async function plannedExpiry(w: Worker, job: JobRecord): Promise<number> {
   const document = job.document;
@@ -142,9 +139,8 @@ export async function plannedExpiry(w: Worker, job: JobRecord): Promise<number> 
 }
 
 /**
- * After a fresh replay's run is stored: removes the previous document's files that the new ones did not
- * overwrite (a new file name, a `{documentId}` key), then forgets them. Best effort: a failure is logged and
- * the list kept, so the next fresh replay of the job takes them on.
+ * After a fresh replay is stored, removes the previous document's files the new ones did not overwrite, then
+ * forgets them. Best effort: a failure is logged and the list kept for the job's next fresh replay.
  */
 export async function removeReplacedFiles(w: Worker, job: JobRecord): Promise<JobRecord> {
   if (job.replacedFiles === undefined) return job;
@@ -193,9 +189,8 @@ export async function failJob(
 const MAX_EVENT_RETRY_SECONDS = 900;
 
 /**
- * Publishes the event of a settled job (`Document Stored` or `Document Failed`). When it cannot, the message is
- * kept to try again when it comes back (the job records which message settled it), doubling the wait from
- * the retry base; at its last allowed receive the event is given up, with an error logged.
+ * Publishes a settled job's event. When it cannot, the message is kept to try again on its return, with a
+ * doubling wait; at its last allowed receive the event is given up and an error logged.
  */
 export async function announce(w: Worker, job: JobRecord, receipt: Receipt): Promise<EventFollowUp> {
   const type = job.status === 'stored' ? 'Document Stored' : 'Document Failed';

@@ -1,8 +1,6 @@
 /**
- * Renders `storage.keyPattern` into an S3 object key. Placeholders: {integration} {rule} {yyyy} {MM} {dd}
- * {HH} {mm} {jobId} {deliveryId} {documentId} {templateId} {templateFileId} {fileId} {filename}. Values are
- * made safe for a key segment (no slashes, no control characters), so a sender cannot climb out of the
- * configured prefix with a crafted filename or delivery id.
+ * Renders `storage.keyPattern` into an S3 object key (placeholders: docs/configuration.md). Values are made
+ * safe for one key segment, so a sender cannot climb out of the configured prefix with a crafted filename.
  */
 
 /** The values a key pattern may use. */

@@ -1,7 +1,6 @@
 /**
- * What processing a job needs (WorkerDeps), and the same with every default resolved (Worker): resolved once
- * per deps object, so the clock, the backoff settings and the link lifetime estimate are not looked up again
- * at each step, and the estimate lives as long as the worker's handler.
+ * What processing a job needs (WorkerDeps), and the same with its defaults resolved once per deps object
+ * (Worker), so the link lifetime estimate lives as long as the worker's handler.
  */
 import type { LoadedConfig } from '../config/compile';
 import type { DocumentService, TemplateSource } from '../ports/document-service';
@@ -28,11 +27,11 @@ export interface WorkerDeps {
   /** How long a claim holds the job; at least the queue's visibility timeout. */
   readonly leaseMs: number;
   /**
-   * How long the service's download links live, when known for sure (the local stack's own emulator): planned
-   * with as is, over `service.linkLifetimeSeconds` and what the worker learns. @default learned (link-lifetime.ts)
+   * How long the service's download links live, when known for sure (the local emulator's); it overrides
+   * `service.linkLifetimeSeconds` and what the worker learns. @default learned (link-lifetime.ts)
    */
   readonly linkLifetimeMs?: number;
-  /** Where what the worker learns of the service is shared between invocations. @default this worker's memory */
+  /** Where what the worker learns of the service is shared between invocations. @default in memory */
   readonly estimates?: ServiceEstimates;
   /** The service's key among the estimates. @default the origin of `service.baseUrl` */
   readonly serviceKey?: string;
@@ -41,9 +40,9 @@ export interface WorkerDeps {
   /** Base of the exponential backoff between attempts, in seconds. @default 5 */
   readonly retryBaseSeconds?: number;
   /**
-   * How long after a job was received it keeps waiting out the service being unavailable (429, 5xx, timeouts,
-   * network errors), whatever the queue's receive count: past its last receive such a job is sent again as a
-   * new message instead of failing. 0 makes outages count like any retryable error. @default 24 hours
+   * How long after receipt a job waits out a service outage (429, 5xx, timeouts, network) past the queue's
+   * receive count, as a new message instead of failing; 0 counts outages as any retryable error.
+   * @default 24 hours
    */
   readonly outageBudgetMs?: number;
   readonly now?: () => number;
@@ -112,9 +111,8 @@ export function serviceOrigin(baseUrl: string): string {
 }
 
 /**
- * How long one service call of a retried attempt may spend retrying in place (a first attempt has the client's
- * whole budget): a retry that meets the service's trouble gives its lane back and waits in the queue, so
- * retries never hold the lanes that fresh deliveries need for their first attempt.
+ * How long a service call of a retried attempt may retry in place; a first attempt has the client's budget.
+ * A retry that meets trouble gives its lane back and waits in the queue, leaving lanes to fresh deliveries.
  */
 export const RETRY_ATTEMPT_SERVICE_BUDGET_MS = 2_000;
 
@@ -122,5 +120,5 @@ export const RETRY_ATTEMPT_SERVICE_BUDGET_MS = 2_000;
 export const serviceBudget = (job: { readonly attempts: number }): { retryBudgetMs?: number } =>
   job.attempts > 1 ? { retryBudgetMs: RETRY_ATTEMPT_SERVICE_BUDGET_MS } : {};
 
-/** A job error as log fields: `message` is a key Powertools' Logger reserves (and would drop). */
+/** A job error as log fields: Powertools' Logger reserves `message` and would drop it. */
 export const logFields = (error: FailureReason) => ({ code: error.code, reason: error.message });

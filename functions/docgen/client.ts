@@ -1,9 +1,7 @@
 /**
- * The typed client of the Document Generation Service (docs: /work/shared/docgen-service-interface.md).
- * Every API call carries `x-api-key`, is retried when the failure is transient (429, 5xx, network, timeout)
- * within a bounded budget, and has its answer validated (`wire.ts`); failures become client errors in one
- * place (`status-errors.ts`); downloads stream without the key and only from allowed origins
- * (`download.ts`). Nothing here knows whether it runs in Lambda, locally or in a test.
+ * The typed client of the Document Generation Service: API calls carry `x-api-key`, retry transient failures
+ * within a budget and validate answers (wire.ts, status-errors.ts); downloads stream without the key, only
+ * from allowed origins (download.ts).
  */
 
 import type { DocumentService, TemplateSource } from '../ports/document-service';
@@ -194,10 +192,9 @@ export class DocgenClient implements DocumentService, TemplateSource {
   }
 
   /**
-   * Generates a document. A multi-file template needs `templateFileId`; without one the call is refused
-   * before any create request, naming the files to choose from. Without `template` or `templateFileId` the
-   * template is read first to learn its files. Both documented success statuses (201, and the 200 of the
-   * page's example) are accepted.
+   * Generates a document. A multi-file template needs `templateFileId`, checked against the template's files
+   * before any create request (the template is read first when neither is given). Both documented success
+   * statuses, 201 and the example's 200, are accepted.
    */
   async createDocument(request: CreateDocumentRequest): Promise<GeneratedDocument> {
     const { templateId, templateFileId } = request;

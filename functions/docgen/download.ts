@@ -1,8 +1,7 @@
 /**
- * Streams a generated file from its temporary link (which carries its own authorization: no API key sent).
- * Every hop, the link and each redirect, must pass the download guard; transport is `node:http(s)`, or an
- * injected `fetch`. One timer covers the wait for headers and each silence between chunks: a chunk only writes
- * a timestamp, and the timer, when it fires, sleeps again for the rest.
+ * Streams a generated file from its link, which carries its own token, so no API key is sent; every hop must
+ * pass the download guard. One timer covers the wait for headers and each silence between chunks: a chunk
+ * only notes the time, and the timer, when it fires, sleeps again for the rest.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -224,8 +223,7 @@ class Exchange {
 
   /**
    * A failure while the body streams: a connection that broke off after the service answered is a cut
-   * download (DocgenDownloadCutError), not the network being down; a timeout or the caller's abort stay as
-   * they are.
+   * download, not the network being down; a timeout or the caller's abort stay as they are.
    */
   private bodyError(cause: unknown): DocgenError {
     const error = this.error(cause);

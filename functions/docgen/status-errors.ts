@@ -1,7 +1,6 @@
 /**
- * The one place where an answer's status, or a failed exchange, becomes a client error: API calls and
- * downloads share it (a download differs only in what 401/403/404/410 mean: its link has expired).
- * Messages carry the service's own message, scrubbed and truncated, and never a key or a link's token.
+ * The one place where an answer's status or a failed exchange becomes a client error, for API calls and
+ * downloads alike (for a download, 401/403/404/410 mean the link expired). Messages never hold a secret.
  */
 import {
   DocgenAbortedError,

@@ -1,7 +1,6 @@
 /**
- * The Document Generation Service's resources, derived from the wire schemas (`wire.ts`) so that each field
- * is written once, and the port the core uses to reach the service. Shared by the client, the emulator and
- * the mapper. Fields the interface page marks optional are optional here.
+ * The Document Generation Service's resources, derived from the wire schemas (`wire.ts`) so each field is
+ * written once, and the port the core uses to reach the service; optional where the interface says so.
  */
 import type { Readable } from 'node:stream';
 import type * as z from 'zod/mini';
@@ -57,9 +56,8 @@ export interface DownloadResult {
   /** `Content-Length` of the response, when the service sent one. */
   readonly contentLength?: number;
   /**
-   * Whether the transport marks where the body ends (a Content-Length, or chunked encoding), so that a
-   * connection cut short fails the body rather than ending it early. A body without either ends when the
-   * connection closes, and only the service's `size` can tell a cut from the end.
+   * Whether the transport marks where the body ends (Content-Length or chunked), so a cut fails the body;
+   * without either the body ends when the connection closes, and only the service's `size` tells a cut.
    */
   readonly framed: boolean;
   /** `Content-Type` of the response, when the service sent one. */

@@ -1,8 +1,7 @@
 /**
- * The service's answers as they travel (/work/shared/docgen-service-interface.md) and their parsing; `types.ts`
- * derives from these schemas. Strict on what the client needs, lenient on the rest (nullish text as '', numeric
- * ids, unknown template keys kept, odd values in passed-on fields read as best they can be), so a quirk never fails
- * a template or a document already made. `zod/mini` keeps the validator small on the Lambda path.
+ * The service's answers as they travel, and their parsing (`types.ts` derives from these schemas). Strict on
+ * what the client needs and lenient on the rest, so a quirk never fails a template or a document already
+ * made; `zod/mini` keeps the validator small on the Lambda path.
  */
 import * as z from 'zod/mini';
 import { DocgenBadResponseError } from './errors';
@@ -61,9 +60,8 @@ const allowedValuesSchema = z.optional(
   ),
 );
 /**
- * A generated file's `size`: an integer on the interface page, whose unit it does not give. A size that is
- * missing, `null`, negative or not a number reads as unknown (the transport's Content-Length and the bytes
- * read are what the copy checks); a numeric string reads as its number.
+ * A generated file's `size`, an integer of no stated unit: a numeric string reads as its number, anything
+ * missing, negative or not a number as unknown, since the copy checks the transport's length first.
  */
 const fileSizeSchema = z.optional(
   z.pipe(
@@ -104,9 +102,8 @@ export const templateFileSchema = z.looseObject({
 });
 
 /**
- * A template property (merge field). Observed types are `text`, `date` and `select`; the product also knows
- * `string`, `boolean`, `integer`, `number`, `object`. Any other type passes through: only `name` and `type`
- * are required, and a default of another JSON type arrives as its JSON text rather than failing the template.
+ * A template property (merge field). Types beyond the observed `text`, `date` and `select` pass through: only
+ * `name` and `type` are required, and a default of another JSON type arrives as its JSON text.
  */
 export const templatePropertySchema = z.looseObject({
   type: z.string(),

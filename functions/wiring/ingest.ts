@@ -48,7 +48,7 @@ const SUBSCRIPTION_TIMEOUT_MS = 10_000;
 
 /**
  * GETs a subscription URL a sender asked to be fetched (SNS `SubscribeURL`): https only, to an
- * `sns.<region>.amazonaws.com` host (the scheme checked it too), no redirects followed, the answer cut at 64 KiB.
+ * `sns.<region>.amazonaws.com` host, no redirects followed, at most 64 KiB of the answer kept.
  */
 export async function fetchSubscription(url: string): Promise<{ status: number; body: string }> {
   if (!isSnsUrl(url)) throw new Error('only https://sns.<region>.amazonaws.com(.cn) URLs are fetched');

@@ -1,7 +1,7 @@
 /**
- * The event ingest's input, checked: the integration id of the rule's input wrapper and an EventBridge event.
- * The envelope is Powertools' `EventBridgeSchema` rewritten in `zod/mini`, which this path bundles already, to keep
- * classic zod out of the bundle (docs/decisions.md, "Bundles").
+ * The event ingest's input, checked: the rule's integration id and an EventBridge event. Powertools'
+ * `EventBridgeSchema` is rewritten in `zod/mini` to keep classic zod out of the bundle (docs/decisions.md,
+ * "AWS clients and bundles").
  */
 import * as z from 'zod/mini';
 import { DeliveryRefusedError } from '../../core/errors';

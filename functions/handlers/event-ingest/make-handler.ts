@@ -1,7 +1,6 @@
 /**
- * The event ingest Lambda: an EventBridge rule per integration with `eventBridge.eventPattern` targets it
- * with the integration id as a constant input wrapper; each matching event becomes a delivery through the same
- * dedupe and job path as a webhook (deliveryId = the event's id). No signature: the bus's IAM guards it.
+ * The event ingest Lambda, targeted by each integration's EventBridge rule with its id as input: an event
+ * becomes a delivery keyed by its id, through the webhook's path. No signature: the bus's IAM guards it.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -12,8 +11,8 @@ import { recordAccepted } from '../record-accepted';
 import { parseEventDelivery } from './event-delivery';
 
 /**
- * Builds the event ingest handler. Throws (so EventBridge retries, then dead-letters) on a failure; an input
- * that is not an event delivery is a `DeliveryRefusedError` (`malformed-body`) naming its first wrong field.
+ * Builds the event ingest handler. Throws on a failure, so EventBridge retries and then dead-letters; an
+ * input that is not an event delivery is a `DeliveryRefusedError` naming its first wrong field.
  */
 export function makeEventIngestHandler(deps: IngestDeps, observability: Observability) {
   const { logger, metrics } = observability;

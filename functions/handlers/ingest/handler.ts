@@ -1,7 +1,6 @@
 /**
- * Lambda entry point of the ingest function, built once per container from only what the ingest uses: the
- * configuration, Secrets Manager, the job table and the queue (no S3, EventBridge or service client is
- * bundled or loaded: docs/benchmarks.md, "cold start").
+ * Lambda entry point of the ingest function, built once per container from only what the ingest uses (the
+ * configuration, secrets, job table and queue), so no other client weighs on its bundle or cold start.
  */
 import { createDynamoDbClient, createSqsClient } from '../../adapters/aws-clients';
 import { createObservability, observed } from '../../commons/observability';

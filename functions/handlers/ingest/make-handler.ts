@@ -1,6 +1,6 @@
 /**
- * The ingest Lambda: `POST /v1/hooks/{integrationId}` → answer a handshake, or verify, record, queue and
- * answer (the integration's `respond` when set). GET only for schemes whose challenge uses it (Meta).
+ * The ingest Lambda: `POST /v1/hooks/{integrationId}` answers a handshake, or verifies, records, queues and
+ * answers (the integration's `respond` when set); GET only for schemes whose challenge uses it.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';

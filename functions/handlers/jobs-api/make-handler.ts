@@ -1,8 +1,6 @@
 /**
- * The jobs API Lambda (IAM-authorized on AWS): `GET /v1/jobs/{jobId}` (one job, with presigned links to its
- * files), `GET /v1/jobs?integration=&status=&since=&delivery=&limit=&cursor=` (jobs newest first, a page at a
- * time) and `GET /v1/deliveries/{deliveryId}[?integration=]` (a delivery and its jobs; an id that several
- * integrations received is answered 409 with their list until one is named).
+ * The jobs API Lambda, IAM-authorized on AWS: `GET /v1/jobs/{jobId}` with presigned file links,
+ * `GET /v1/jobs` newest first a page at a time, and `GET /v1/deliveries/{deliveryId}` with its jobs.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
@@ -41,7 +39,7 @@ const jobStatuses = Object.keys(STATUS_NAMES) as JobStatus[];
 /** Lifetime of the presigned file links in a job view. */
 const PRESIGN_SECONDS = 3600;
 
-/** Job and delivery ids as docrelay makes and accepts them (anything else is unknown, never a lookup). */
+/** Job and delivery ids as docrelay makes and accepts them; anything else is unknown, never looked up. */
 const JOB_ID = /^[A-Za-z0-9-]{1,64}$/;
 const MAX_DELIVERY_ID_LENGTH = 256;
 

@@ -1,8 +1,7 @@
 /**
- * The worker Lambda: an SQS batch, one job per message, processed one after another (so the generations in
- * flight never exceed the event source's concurrency, which is `service.maxConcurrency`), with partial
- * batch responses: a message to retry is deferred (its visibility changed to the backoff) and reported as
- * failed; a job that failed for good is parked in the dead-letter queue with its reason, and deleted.
+ * The worker Lambda: an SQS batch, one job per message in turn, so generations in flight stay within the
+ * event source's concurrency (`service.maxConcurrency`). A message to retry is deferred and reported as a
+ * batch item failure; a job failed for good is parked in the dead-letter queue with its reason.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -90,10 +89,8 @@ export function makeWorkerHandler(deps: WorkerHandlerDeps, observability: Observ
         // A duplicate or stale message (the job is final or gone). Counted, which also keeps Powertools from
         // warning about a batch without metrics on every such message.
         metrics.addMetric('MessagesSkipped', MetricUnit.Count, 1);
-        // The message that failed the job, back: parking it may have been what failed (at least once, so the
-        // dead-letter alarm fires for every failed job). When it came back for the event instead, the job gets a
-        // second entry: harmless, `dlq redrive` resets the job at the first, and the worker skips the extra
-        // message the second one sends.
+        // The message that failed the job, back: its parking may be what failed, so it is parked again and
+        // the alarm fires for every failed job. A second entry is harmless: the worker skips its redrive.
         if (outcome.settledByThis === true && outcome.job?.status === 'failed')
           await deps.deadLetters.park([jobId], outcome.job.error?.code ?? 'FAILED');
         return settleEvent(record, jobId, outcome);
