@@ -56,7 +56,7 @@ export async function fetchSubscription(url: string): Promise<{ status: number; 
     redirect: 'error',
     signal: AbortSignal.timeout(SUBSCRIPTION_TIMEOUT_MS),
   });
-  const body = (await response.text()).slice(0, 65_536);
+  const body = (await readAtMost(response, ANSWER_LIMIT_BYTES)).toString('utf8');
   return { status: response.status, body };
 }
 
@@ -66,6 +66,27 @@ export async function fetchBounded(url: string): Promise<{ status: number; body:
     redirect: 'error',
     signal: AbortSignal.timeout(SUBSCRIPTION_TIMEOUT_MS),
   });
-  const body = Buffer.from(await response.arrayBuffer()).subarray(0, 65_536);
-  return { status: response.status, body };
+  return { status: response.status, body: await readAtMost(response, ANSWER_LIMIT_BYTES) };
+}
+
+/** How much of a fetched answer is kept: far more than a subscription answer or a certificate needs. */
+const ANSWER_LIMIT_BYTES = 65_536;
+
+/** The first `limit` bytes of an answer's body; the rest is never read (the stream is cancelled). */
+export async function readAtMost(response: Response, limit: number): Promise<Buffer> {
+  if (response.body === null) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(Buffer.from(value));
+      size += value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, limit);
 }
