@@ -136,7 +136,7 @@ export function decideRetry(facts: FailureFacts): RetryDecision {
     kind: 'fail',
     error: {
       code: 'RETRIES_EXHAUSTED',
-      message: `gave up after ${facts.receiveCount} attempts: ${reason.message}`,
+      message: `gave up after ${failures} attempts: ${reason.message}`,
     },
     lastError: reason,
   };

@@ -120,6 +120,14 @@ describe('decideRetry', () => {
     }
   });
 
+  it("counts the job's attempts in its final error when a requeue restarted the receive count", () => {
+    const decision = decideRetry(facts({ receiveCount: 3, attempts: 9, canRequeue: false }));
+    expect(decision).toMatchObject({
+      kind: 'fail',
+      error: { message: expect.stringMatching(/^gave up after 9 attempts: /) },
+    });
+  });
+
   it('keeps the backoff growing with attempts after a requeue restarted the receive count', () => {
     const early = decideRetry(facts({ receiveCount: 1, attempts: 1, random: 0.999 }));
     const late = decideRetry(facts({ receiveCount: 1, attempts: 6, random: 0.999 }));
