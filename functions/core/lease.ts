@@ -30,7 +30,7 @@ export interface Heartbeat {
 
 /**
  * Renews the job's lease (and, through `extendVisibility`, the message's) every third of the lease until
- * stopped. A renewal that fails is logged; the next one tries again.
+ * stopped. A renewal that fails is logged and tried again; a lease found lost (final, or another's) is not.
  */
 export function holdLease(
   deps: LeaseDeps,
@@ -40,9 +40,17 @@ export function holdLease(
 ): Heartbeat {
   const now = deps.now ?? Date.now;
   let beat: Promise<void> = Promise.resolve();
+  let held = true;
   const renew = async (): Promise<void> => {
+    if (!held) return;
     try {
-      if (!(await deps.jobs.renewLease(jobId, owner, now() + deps.leaseMs))) return;
+      if (!(await deps.jobs.renewLease(jobId, owner, now() + deps.leaseMs))) {
+        // Each refused renewal is a failed conditional write: stop, the attempt's own writes will fail too.
+        held = false;
+        clearInterval(timer);
+        deps.log.info('lease no longer held; renewals stopped', { jobId });
+        return;
+      }
       await extendVisibility?.(Math.ceil(deps.leaseMs / 1000));
     } catch (error) {
       const reason = describeFailure(error);

@@ -23,14 +23,29 @@ describe('holdLease', () => {
     expect(renewLease).toHaveBeenCalledTimes(2);
   });
 
-  it('stops extending the message once the lease is lost, and logs a failed renewal', async () => {
+  it('logs a failed renewal and tries again at the next beat', async () => {
     const log = memoryLog();
-    const renewLease = jest.fn().mockResolvedValueOnce(false).mockRejectedValueOnce(new Error('down'));
+    const renewLease = jest.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValue(true);
     const extend = jest.fn(async () => undefined);
     const heartbeat = holdLease({ jobs: { renewLease }, log, leaseMs: 3_000 }, 'j', 'm', extend);
     await jest.advanceTimersByTimeAsync(2_000);
-    expect(extend).not.toHaveBeenCalled();
+    expect(renewLease).toHaveBeenCalledTimes(2);
+    expect(extend).toHaveBeenCalledTimes(1);
     expect(log.lines.map((l) => l.message)).toEqual(['could not renew the lease']);
+    await heartbeat.stop();
+  });
+
+  it('stops renewing, and extending the message, once the lease is found lost', async () => {
+    const log = memoryLog();
+    const renewLease = jest.fn(async () => false);
+    const extend = jest.fn(async () => undefined);
+    const heartbeat = holdLease({ jobs: { renewLease }, log, leaseMs: 3_000 }, 'j', 'm', extend);
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(renewLease).toHaveBeenCalledTimes(1);
+    expect(extend).not.toHaveBeenCalled();
+    expect(log.lines.map((l) => [l.level, l.message])).toEqual([
+      ['info', 'lease no longer held; renewals stopped'],
+    ]);
     await heartbeat.stop();
   });
 });
