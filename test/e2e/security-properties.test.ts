@@ -11,7 +11,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { createObservability, METRICS_NAMESPACE } from '../../functions/commons/observability';
 import { makeIngestHandler } from '../../functions/handlers/ingest/make-handler';
-import { toApiGatewayEvent } from '../../local/stack/api-server';
+import { toApiGatewayEvent } from '../../local/stack/api-gateway-event';
 import { localContext } from '../../local/stack/lambda-context';
 import {
   type Headers,

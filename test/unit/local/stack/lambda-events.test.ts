@@ -12,7 +12,7 @@ import {
 import type { Message } from '@aws-sdk/client-sqs';
 import { decodeJobMessage } from '../../../../functions/adapters/sqs/job-message';
 import { readApiRequest } from '../../../../functions/http/api-event';
-import { toApiGatewayEvent } from '../../../../local/stack/api-server';
+import { toApiGatewayEvent } from '../../../../local/stack/api-gateway-event';
 import { toSqsRecord } from '../../../../local/stack/poller';
 
 const hookRoute = {

@@ -5,7 +5,7 @@
  * code does, and `$query`/`$headers` reach the mappings.)
  */
 import { readApiRequest } from '../../../../functions/http/api-event';
-import { toApiGatewayEvent } from '../../../../local/stack/api-server';
+import { toApiGatewayEvent } from '../../../../local/stack/api-gateway-event';
 
 const route = { routeKey: 'POST /v1/hooks/{integrationId}', pathParameters: { integrationId: 'hook' } };
 
