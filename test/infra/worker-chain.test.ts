@@ -51,8 +51,9 @@ describe('concurrency and receives', () => {
     expect(THROTTLED_RECEIVE_HEADROOM).toBeGreaterThanOrEqual(8);
   });
 
-  test('the redrive count stays within SQS’s 1000', () => {
-    expect(workerChain({ maxReceiveCount: 1000 }).queue.RedrivePolicy.maxReceiveCount).toBe(1000);
+  test('the redrive count stays within SQS’s 1000 with its whole headroom', () => {
+    expect(workerChain({ maxReceiveCount: 984 }).queue.RedrivePolicy.maxReceiveCount).toBe(1000);
+    expect(() => workerChain({ maxReceiveCount: 985 })).toThrow(/from 1 to 984/);
   });
 
   test.each([
