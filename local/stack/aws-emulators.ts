@@ -32,6 +32,7 @@ import { JOB_TABLE } from '../../functions/config/table-contract';
 
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../state-files';
 import { addTransactWriteItems } from './dynamo-transactions';
+import { reopenCutDeliveries } from './repair-cut-deliveries';
 
 export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
@@ -118,6 +119,7 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
     const ddb = new DynamoDBClient({ ...clientBase, endpoint: endpoints.dynamodb });
     await ensureTable(ddb);
     await repairOpenIndex(ddb);
+    await reopenCutDeliveries(ddb, TABLE);
     ddb.destroy();
 
     const s3 = new S3Client({

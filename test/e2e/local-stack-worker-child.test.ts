@@ -115,10 +115,14 @@ it('runs the workers and the service emulator outside this process, and tells th
 
   expect(await storedText(view as JobView)).toContain('v1: first');
   const file = (view as JobView).files[0] as JobView['files'][number];
-  expect(t.lines).toContain(`job ${jobId} stored: s3://${file.bucket}/${file.key}`);
-  // The child publishes, so the child writes the events file.
-  const events = await readFile(join(t.dataDir, 'events.jsonl'), 'utf8');
-  expect(events).toContain(`"jobId":"${jobId}"`);
+  // The child's line crosses a pipe after the job's write: waited for, not assumed.
+  const line = `job ${jobId} stored: s3://${file.bucket}/${file.key}`;
+  await waitUntil(`the child's line "${line}"`, async () => (t.lines.includes(line) ? true : undefined));
+  // The child publishes, so the child writes the events file (after the job's write, too).
+  await waitUntil('the job event in events.jsonl', async () => {
+    const events = await readFile(join(t.dataDir, 'events.jsonl'), 'utf8').catch(() => '');
+    return events.includes(`"jobId":"${jobId}"`) ? true : undefined;
+  });
 });
 
 linuxOnly('runs the workers at a lower priority than this process, which answers the webhooks', () => {

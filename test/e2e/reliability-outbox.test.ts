@@ -5,7 +5,9 @@
  * queued, the reconciler completes what nobody retries, and a restarted stack resends what was open.
  */
 import { randomUUID } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { deliveryItem, jobItem } from '../../functions/adapters/dynamodb/keys';
 import { type DeliveryRecord, FIRST_PICKUP_MS, newJobRecord } from '../../functions/core/job';
 import { sealPayload } from '../../functions/core/payload';
 import { LOCAL_SEALING_SECRET } from '../../local/stack/local-stack';
@@ -186,7 +188,66 @@ describe('the window between recording a delivery and queueing its jobs', () => 
   });
 });
 
+/**
+ * What a kill in the middle of the local table's transaction leaves (dynalite writes its items one by one): the
+ * delivery recorded closed, with only its first `written` jobs.
+ */
+async function cutTransaction(t: TestStack, title: string, jobCount: number, written: number) {
+  const deliveryId = `cut-${randomUUID()}`;
+  const now = Date.now();
+  const plans = Array.from({ length: jobCount }, () => ({
+    jobId: randomUUID(),
+    rule: 'note',
+    templateId: '9003',
+  }));
+  const delivery: DeliveryRecord = {
+    integration: 'internal-notes',
+    deliveryId,
+    receivedAt: new Date(now).toISOString(),
+    jobs: plans,
+    sealedPayload: sealPayload(
+      { bodyText: JSON.stringify({ type: 'note.created', data: { title } }), headers: {}, query: {} },
+      await t.secret(LOCAL_SEALING_SECRET),
+      'internal-notes',
+      deliveryId,
+    ),
+  };
+  const clock = { now: () => now, retentionSeconds: 86_400, enqueueGraceMs: GRACE_MS };
+  const items = [
+    deliveryItem(delivery, clock, false),
+    ...plans
+      .slice(0, written)
+      .map((plan) =>
+        jobItem(newJobRecord('internal-notes', deliveryId, delivery.receivedAt, now, plan), clock),
+      ),
+  ];
+  for (const Item of items)
+    await t.stack.clients.dynamodb.send(new PutCommand({ TableName: t.stack.aws.tableName, Item }));
+  return plans.map((plan) => plan.jobId);
+}
+
 describe('when the queue emulator loses every message', () => {
+  it('a restarted stack completes a delivery whose transaction a kill cut short, one document a job', async () => {
+    const first = await startTestStack({ emulator: { seed: 14 }, startWorkers: false });
+    let second: TestStack | undefined;
+    try {
+      const none = await cutTransaction(first, 'Cut before its job', 1, 0);
+      const half = await cutTransaction(first, 'Cut between its jobs', 2, 1);
+      await first.stop();
+
+      second = await startTestStack({ dataDir: first.dataDir, emulator: { seed: 15 } });
+      const jobs = await waitForFinal(second, [...none, ...half], 30_000);
+
+      expect(jobs.map((job) => job.status)).toEqual(['stored', 'stored', 'stored']);
+      expect(second.lines.some((line) => /resumed \d+ open jobs and 2 deliveries/.test(line))).toBe(true);
+      await waitForQueueDrained(second, 20_000);
+      expect(second.emulator.stats().documentsCreated).toBe(3);
+    } finally {
+      await second?.stop();
+      await first.dispose();
+    }
+  });
+
   it('a restarted stack resends every open job, one document each', async () => {
     const first = await startTestStack({ emulator: { seed: 12 }, startWorkers: false });
     let second: TestStack | undefined;
