@@ -1,8 +1,7 @@
 /**
- * SNS signing certificates fetched from the message's validated SigningCertURL instead of pinned in a secret,
- * so AWS's certificate rotation does not stop delivery: https on an SNS host only, PEM parsed, the chain
- * checked up to a trust anchor (the system's roots by default), missing intermediates fetched from the
- * leaf's CA Issuers URL on an Amazon Trust Services host. Verified certificates are cached per URL.
+ * SNS signing certificates fetched from the message's SigningCertURL, not pinned, so AWS's rotation does not
+ * stop delivery: https on an SNS host only, the chain checked up to a trust anchor, missing intermediates
+ * fetched from an Amazon Trust Services host. Verified certificates are cached per URL.
  */
 import { X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
