@@ -1,7 +1,7 @@
 /**
  * Seals what the job table keeps but must never hold in clear (a delivery's payload, a document's links):
  * AES-256-GCM under an HKDF-SHA256 key per sealing secret, with the delivery or job as associated data, so
- * a seal opens only where it was made. Format and compression: docs/decisions.md, "Sealing".
+ * a seal opens only where it was made. Format and compression: docs/decisions.md, "Seal format".
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants, inflateRawSync } from 'node:zlib';

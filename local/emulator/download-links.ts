@@ -1,8 +1,7 @@
 /**
- * Generated files and their temporary download links. A link carries a random token, checked in constant
- * time, and expires after its lifetime; a file is forgotten when its link expires. Memory stays bounded:
- * past `maxFiles` files or `maxStoredBytes` bytes, the oldest files are dropped (their links then answer
- * 404 as if expired). Padded files hold only their rendered prefix.
+ * Generated files behind temporary download links: a random token checked in constant time, expiring with
+ * its link, which also forgets the file. Past `maxFiles` or `maxStoredBytes` the oldest files are dropped
+ * (their links answer 404 as if expired); padded files hold only their rendered prefix.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';

@@ -1,8 +1,7 @@
 /**
- * The local stand-in for Lambda's SQS event source: `concurrency` lanes each receive a batch from the jobs
- * queue, hand it to the worker handler as the SQS event Lambda would build, and delete the messages the
- * handler did not report as failed. Visibility timeouts, receive counts and the dead-letter queue are the
- * queue emulator's own, as on AWS.
+ * The local stand-in for Lambda's SQS event source: `concurrency` lanes each receive a batch, hand it to the
+ * worker handler as Lambda's SQS event, and delete the messages it did not report as failed. Visibility,
+ * receive counts and the dead-letter queue are the queue emulator's own, as on AWS.
  */
 import {
   ChangeMessageVisibilityBatchCommand,
