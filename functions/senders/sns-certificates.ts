@@ -52,7 +52,7 @@ const issues = (issuer: X509Certificate, subject: X509Certificate): boolean =>
 
 /** A certificate source over `fetch`: each URL fetched and checked once, failures not cached. */
 export function snsCertificateSource(options: CertificateSourceOptions): CertificateSource {
-  // Parsed on first use: the system's ~140 roots cost every cold start ~40 ms, and most ingests never see SNS.
+  // Parsed on first use: parsing the system's roots slows a cold start, and most ingests never see SNS.
   let parsedAnchors: X509Certificate[] | undefined;
   const anchors = (): X509Certificate[] => {
     parsedAnchors ??= (options.trust ?? rootCertificates).map((pem) => new X509Certificate(pem));

@@ -94,10 +94,9 @@ export class DownloadLinks {
   }
 
   /**
-   * Removes the expired files at the old end, stopping at the first live one: each add pays for what it
-   * removes, not for every file held (up to `maxFiles`, which a whole scan per add made quadratic). Links of one
-   * lifetime expire in the order they were added, so this is all of them; a shorter-lived file behind a
-   * longer-lived one waits for sweep(), and its link still answers as expired at once (find).
+   * Removes the expired files at the old end, stopping at the first live one, so each add pays only for what
+   * it removes. Links of one lifetime expire in insertion order; a shorter-lived file behind a longer-lived
+   * one waits for sweep(), though its link answers as expired at once (find).
    */
   private sweepOldest(): void {
     const now = this.clock();

@@ -61,10 +61,9 @@ export interface EmulatorOptions {
   /** Seed of the fault dice and of synthetic file bytes. @default random */
   readonly seed?: number;
   /**
-   * Hidden, for benchmarks: adds template 9099 "Large file" (one text file, 90991) whose generated files
-   * are padded to this many bytes (e.g. 512 MiB). The filler is deterministic and produced on the fly while
-   * hashing at creation and while streaming a download, so memory holds only one chunk per stream; stats
-   * carry each file's sha256 and size. @default no such template
+   * Hidden, for benchmarks: adds template 9099 "Large file" (file 90991) whose generated files are padded
+   * to this many bytes, with a deterministic filler made on the fly, so memory holds one chunk per
+   * stream; stats carry each file's sha256 and size. @default no such template
    */
   readonly syntheticFileBytes?: number;
   /** Clock of link expiry and timestamps, in ms since the epoch. @default Date.now */

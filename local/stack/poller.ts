@@ -39,10 +39,9 @@ export interface PollerOptions {
 /** How a poller stops. */
 export interface PollerStopOptions {
   /**
-   * Ends the receives waiting in their long poll at once instead of waiting them out (up to 1 s). Only for a
-   * queue that goes away too (the stack stopping): the queue emulator does not notice that a receive's client
-   * left, so a message arriving within that second is handed to nobody and stays invisible for its
-   * visibility timeout. @default false
+   * Ends the receives in their long poll at once instead of waiting them out (up to 1 s). Only for a queue
+   * that goes away too: the emulator does not notice a receive's client left, so a message arriving meanwhile
+   * would stay invisible for its visibility timeout. @default false
    */
   readonly abortReceives?: boolean;
 }
