@@ -1,9 +1,7 @@
 /**
- * Seals values the job table keeps but must never hold in clear: a delivery's payload (so a job can be sent
- * again) and a document's download links (their tokens; kept so a restarted worker copies instead of generating).
- * AES-256-GCM under an HKDF-SHA256 key per sealing secret, with the delivery or job as associated data, so a seal
- * opens only where it was made. Plaintexts over 1 KiB are Brotli-compressed (quality 0) first; older deflate seals
- * still open. Format: `v2.<iv>.<tag>.<ciphertext>`, base64url; the first plaintext byte names the compression.
+ * Seals what the job table keeps but must never hold in clear (a delivery's payload, a document's links):
+ * AES-256-GCM under an HKDF-SHA256 key per sealing secret, with the delivery or job as associated data, so
+ * a seal opens only where it was made. Format and compression: docs/decisions.md, "Seal format".
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants, inflateRawSync } from 'node:zlib';

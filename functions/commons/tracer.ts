@@ -1,8 +1,7 @@
 /**
- * The Powertools Tracer, in a module of its own so that observability.ts can `require()` it only when
- * tracing is on (esbuild bundles a required module behind a lazy initialiser: its imports, aws-xray-sdk-core
- * among them, run at the first require, not at load). Imported here, the Tracer resolves to the same ES
- * module build as the rest of Powertools, so the bundle holds one copy of @aws-lambda-powertools/commons.
+ * The Powertools Tracer in a module of its own, so observability.ts can `require()` it only when tracing is
+ * on: esbuild runs a required module's imports (aws-xray-sdk-core among them) at its first require. Imported
+ * here, it shares the bundle's one copy of @aws-lambda-powertools/commons.
  */
 import { Tracer } from '@aws-lambda-powertools/tracer';
 

@@ -70,8 +70,8 @@ export function compileExpression(
   limits: ExpressionLimits = {},
 ): CompiledExpression {
   const bounds = { ...DEFAULT_EXPRESSION_LIMITS, ...limits };
-  // jsonata 2.x enforces these itself: `stack` and `timeout` are checked on every evaluation step
-  // (the same hook its test suite's timeboxExpression used), `sequence` caps every sequence it builds.
+  // jsonata 2.x enforces these itself: `stack` and `timeout` on every evaluation step, `sequence` on every
+  // sequence it builds.
   const expression = loadJsonata()(source, {
     timeout: bounds.timeoutMs,
     stack: bounds.maxDepth,

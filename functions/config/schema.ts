@@ -1,8 +1,7 @@
 /**
- * The one schema of docrelay's YAML configuration: the TypeScript types, the runtime validation and (through
- * `z.toJSONSchema`) the JSON Schema for editors all come from here. The CDK code in lib/ imports it too, so
- * it imports nothing but zod, jsonata and the sender registry (no Lambda, no AWS SDK). The sections live in
- * schema-*.ts (fields, sections, verify, integration) and are re-exported here.
+ * The one schema of docrelay's YAML configuration: its types, runtime validation and the editors' JSON
+ * Schema all come from here. lib/ imports it too, so it imports only zod, jsonata and the sender registry.
+ * The sections live in schema-*.ts and are re-exported here.
  */
 import { z } from 'zod';
 import { always, describeInput, uniqueNames } from './schema-fields';

@@ -25,10 +25,9 @@ export const JOB_TABLE = {
   /** Range key (N) of the open-jobs index: epoch milliseconds by which the item should have moved on. */
   openSortKey: 'leaseUntil',
   /**
-   * GSI listing jobs newest first, for `GET /v1/jobs`, `docrelay jobs list` and the console. Jobs are spread
-   * over `listShards` partitions per UTC day of receipt (`jobs#YYYY-MM-DD#<shard>`, by a hash of `pk`), sorted
-   * by `<receivedAt>#<jobId>`; a list queries a day's shards and merges them, the days newest first. It projects the keys and the attributes lists filter on, so a job's write
-   * touches the index only when one of those changes (its creation and each change of status).
+   * GSI listing jobs newest first (`GET /v1/jobs`, `docrelay jobs list`, the console): jobs spread over
+   * `listShards` partitions per UTC day (`jobs#YYYY-MM-DD#<shard>`), sorted by `<receivedAt>#<jobId>`. It
+   * projects only the keys and the filtered attributes, so a job's write touches it only when those change.
    */
   jobsByTimeIndex: 'jobs-by-time',
   /** Hash key (S) of the jobs-by-time index: `jobs#<UTC day of receivedAt>#<shard>` (`jobs#<day>` before sharding). */

@@ -5,10 +5,9 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 export interface ApiRequest {
   readonly method: string;
   /**
-   * The public URL as the client addressed it, with the query string exactly as sent: scheme
-   * (`x-forwarded-proto`, else https), host, the stage when the path lacks it, path and query. API Gateway
-   * sets `x-forwarded-proto: https`; the local stack sets the scheme it served (http) unless the request
-   * carries one (a tunnel's), so the same code rebuilds the URL the client addressed in both.
+   * The public URL as the client addressed it, query exactly as sent: scheme (`x-forwarded-proto`, else
+   * https), host, the stage when the path lacks it, path and query. API Gateway sets https; the local stack
+   * sets the scheme it served unless a tunnel's header is there, so one code rebuilds the URL in both.
    */
   readonly url: string;
   readonly rawBody: Buffer;

@@ -1,8 +1,7 @@
 /**
- * Errors to HTTP, in one place, for every Lambda entry point (through problem-middleware.ts) and the local
- * API server: problem+json (RFC 9457) bodies with `type`, `title`, `status`, `detail`. A refusal says what is
- * wrong with the request; anything unexpected is a generic 5xx without internals (a retryable failure is a
- * 503 with Retry-After, so a sender tries again later).
+ * Errors to HTTP in one place, for every Lambda entry point and the local API server, as problem+json
+ * (RFC 9457). A refusal says what is wrong with the request; anything unexpected is a generic 5xx without
+ * internals, and a retryable failure a 503 with Retry-After so the sender tries again later.
  */
 import { DocrelayError } from '../commons/errors';
 import { DeliveryRefusedError, type RefusalReason } from '../core/errors';

@@ -1,7 +1,6 @@
 /**
- * Bounded replacements for the JSONata built-ins whose cost grows with their arguments (`$pad`, `$sort`,
- * `$distinct`): jsonata checks its limits only between steps, so one such call could run unbounded. Each checks
- * sizes first and throws `BuiltinLimitError` (`MAPPING_TOO_LARGE`); the order-by operator is bounded by the isolate.
+ * Bounded `$pad`, `$sort` and `$distinct`: their cost grows with their arguments and jsonata checks its
+ * limits only between steps. Each checks sizes first and throws `BuiltinLimitError` (`MAPPING_TOO_LARGE`).
  * No Node imports: the config schema, imported by lib/, compiles expressions with this.
  */
 import type jsonata from 'jsonata';

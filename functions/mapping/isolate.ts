@@ -1,9 +1,7 @@
 /**
- * Evaluates expressions in a small pool of worker threads, each with a capped heap and a kill timer, so a
- * runaway one fails its own job (`MAPPING_TOO_LARGE`, `MAPPING_TIMEOUT`) and the thread is replaced.
- * The thread runs this module: bundled, the file `MAPPING_ISOLATE_FILE` built beside each function; otherwise
- * the bundle itself (`__filename`), or from sources this file under tsx. The `workerData` marker makes that
- * copy answer requests. Start-up costs of each: docs/decisions.md, "Mapping".
+ * Evaluates expressions in a small pool of worker threads with a capped heap and a kill timer, so a runaway
+ * one fails its own job (`MAPPING_TOO_LARGE`, `MAPPING_TIMEOUT`) and its thread is replaced. A thread runs
+ * this module (bundled: `MAPPING_ISOLATE_FILE`), marked by `workerData`; see docs/decisions.md, "Mapping".
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

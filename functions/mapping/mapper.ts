@@ -1,8 +1,7 @@
 /**
- * Mapping a delivery to documents: which rules apply (`evaluateRules`, on the ingest's hot path, no template
- * reads), and each rule's `data`, coerced and checked against its template (`mapRule`, at job time).
- * `when` runs in process with the bounded built-ins (a thread hop would cost more than it); `data`, where the heavy
- * work is, runs in the isolate unless told otherwise.
+ * Maps a delivery to documents: which rules apply (`evaluateRules`, on the ingest's hot path) and each rule's
+ * `data`, checked against its template (`mapRule`, at job time). `when` runs in process, as a thread hop
+ * would cost more than it; `data`, where the heavy work is, runs in the isolate unless told otherwise.
  */
 import type { CompiledIntegration, CompiledRule } from '../config/compile';
 import type { Template } from '../docgen/types';

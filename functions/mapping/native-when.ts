@@ -1,9 +1,7 @@
 /**
- * The common `when` rules (a field compared with a literal, and `and`/`or` of such) evaluated without JSONata,
- * which is the costliest part of the ingest's rule step and a cold-start module of its own.
- * Only what agrees with JSONata by construction is taken: the plainest tokens at parse time, own properties of
- * plain objects and scalar values at run time; anything else answers "ask JSONata" for the whole expression.
- * A property test keeps the two equal (test/unit/mapping/native-when.test.ts); see docs/decisions.md, "Mapping".
+ * The common `when` rules (a field compared with a literal, `and`/`or` of such) without JSONata, the
+ * costliest part of the ingest's rule step. Only what agrees with JSONata by construction is taken, anything
+ * else asks JSONata; a property test keeps the two equal. See docs/decisions.md, "Mapping".
  */
 import type { CompiledExpression } from '../config/expressions';
 import type { PreparedInput } from './evaluate';
@@ -237,10 +235,9 @@ const fieldOf = readOnce(nativeField);
 const ruleOf = readOnce(nativeRule);
 
 /**
- * The value of an expression that is a plain field (a configured `deliveryId` such as
- * `$headers.\`x-github-delivery\``), read without JSONata: a string, number, boolean or null, or `{ value:
- * undefined }` when the field is missing. Undefined when JSONata must say (not a plain field, or the value is
- * an object or array, or the path crosses one).
+ * The value of a plain-field expression (such as a configured `deliveryId`), read without JSONata: a scalar
+ * or null, or `{ value: undefined }` when the field is missing. Undefined when JSONata must say (not a plain
+ * field, or an object or array on the path).
  */
 export function nativeValue(
   expression: CompiledExpression,

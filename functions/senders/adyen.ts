@@ -57,13 +57,9 @@ function notificationItems(rawBody: Buffer): Record<string, unknown>[] {
 }
 
 /**
- * Adyen: standard notifications carry one HMAC per item, in `additionalData.hmacSignature`: the base64
- * HMAC-SHA256, keyed with the hex-decoded HMAC key, over pspReference:originalReference:merchantAccountCode:
- * merchantReference:amount.value:amount.currency:eventCode:success. Every item must match (a batch is not
- * half-trusted). Webhooks that sign the whole body instead send `HmacSignature`, the base64 HMAC-SHA256 of
- * the raw body. No timestamp is signed. No delivery id either: the body hash, and for item signatures the
- * content key of the signed fields (delivery-id.ts). The answer Adyen expects, `[accepted]`, is the
- * integration's `respond`.
+ * Adyen: each notification item's `additionalData.hmacSignature` over its documented fields, and every item
+ * must match, so a batch is never half-trusted; or `HmacSignature` over the raw body. No timestamp or id is
+ * signed: the delivery id is the body hash or the signed fields' content key. Details: docs/senders.md.
  */
 export const adyen: SenderScheme<'adyen'> = {
   name: 'adyen',

@@ -35,11 +35,9 @@ const holdsNoKey = (value: string): boolean =>
   PENDING.has(value.trim()) || windowEnd(value.trim()) !== undefined;
 
 /**
- * Asana: `X-Hook-Signature`, the hex HMAC-SHA256 of the raw body keyed with the secret Asana handed over in
- * its handshake. The handshake (a POST with `X-Hook-Secret`, unsigned) is trust on first use, so it is
- * accepted only inside a window the operator opens (`docrelay asana-handshake`, a few minutes): the secret is
- * then kept under the integration's secret name and the window closes. Outside a window a handshake is
- * refused, unless it presents the secret already kept. Delivery id: none (the body hash).
+ * Asana: `X-Hook-Signature`, hex HMAC-SHA256 of the raw body with the secret Asana's handshake handed over.
+ * The handshake is trust on first use, so it is accepted only inside a window the operator opens (`docrelay
+ * asana-handshake`) or when it presents the secret already kept. Delivery id: the body hash.
  */
 export const asana: SenderScheme<'asana'> = {
   name: 'asana',

@@ -35,10 +35,9 @@ function verifyDiscord({ rawBody, headers, secrets, config, now }: VerifyInput) 
 }
 
 /**
- * Discord interactions: `X-Signature-Ed25519` (hex) over `${X-Signature-Timestamp}${raw body}`, checked
- * with the application's public key (the secret holds it: the 64 hex digits of the developer portal, or
- * PEM). A PING (`type: 1`) is verified, then answered `{"type":1}` with no job. The interaction id is the
- * body's `id`.
+ * Discord interactions: `X-Signature-Ed25519` over `${X-Signature-Timestamp}${raw body}`, checked with the
+ * app's public key (64 hex digits or PEM). A PING is verified, then answered `{"type":1}` with no job.
+ * The delivery id is the body's `id`.
  */
 export const discord: SenderScheme<'discord'> = {
   name: 'discord',

@@ -13,12 +13,9 @@ const DELIVERY = 'idempotency-key';
 const SIGNING_PREFIX = 'whsec_';
 
 /**
- * GitLab, two ways: a signing token (`whsec_...`) signs `{webhook-id}.{webhook-timestamp}.{body}` in
- * `webhook-signature` as Standard Webhooks does, timestamp within the tolerance; a secret token is sent
- * verbatim in `X-Gitlab-Token`, which proves only that the sender knows it. With both kinds configured
- * (a move to signing), either is accepted; with signing tokens only, a plain token is refused. The delivery
- * id is `Idempotency-Key`, the same on every retry (the signature covers it as `webhook-id`, not as itself:
- * the body dedupes too).
+ * GitLab: a signing token (`whsec_...`) signs as Standard Webhooks does; a secret token sent verbatim in
+ * `X-Gitlab-Token` proves only that the sender knows it, so with signing tokens only it is refused. Delivery
+ * id: `Idempotency-Key`, signed only as `webhook-id`, so the body dedupes too. Details: docs/senders.md.
  */
 export const gitlab: SenderScheme<'gitlab'> = {
   name: 'gitlab',

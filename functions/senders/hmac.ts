@@ -109,11 +109,9 @@ function settings(config: VerifyConfig, refuse: (message: string) => Error) {
 }
 
 /**
- * A generic HMAC described in YAML, for senders without a preset: the digest (`algorithm`, `encoding`,
- * after an optional `prefix`) in `header`, over `signedContent` (a template over {body}, {timestamp}, {id},
- * {url}, {method}; default `{body}`). With `timestampHeader`, which signedContent must include, the timestamp
- * (Unix seconds) must be within `toleranceSeconds`; with `idHeader`, that header is the delivery id, and
- * when signedContent leaves {id} out the signed content dedupes too (delivery-id.ts).
+ * A generic HMAC described in YAML, for senders without a preset: the digest in `header` over `signedContent`
+ * (default `{body}`). A `timestampHeader` must be signed and within `toleranceSeconds`; an `idHeader` left
+ * out of signedContent makes the signed content dedupe too (delivery-id.ts). Options: docs/senders.md.
  */
 export const hmac: SenderScheme<'hmac'> = {
   name: 'hmac',

@@ -41,10 +41,9 @@ const signedUri = (url: string): string =>
   );
 
 /**
- * HubSpot (v3 signatures): `X-HubSpot-Signature-v3: <base64 HMAC-SHA256 over method + URI + raw body +
- * X-HubSpot-Request-Timestamp>` keyed with the app's client secret; the timestamp (ms) within the tolerance
- * (5 minutes, as HubSpot documents) both ways. Webhook batches carry no single id: the body hash is the
- * default delivery id.
+ * HubSpot v3: `X-HubSpot-Signature-v3`, base64 HMAC-SHA256 with the client secret over method + URI + raw
+ * body + `X-HubSpot-Request-Timestamp`, the timestamp (ms) within the tolerance both ways. Batches carry no
+ * single id: the body hash is the default delivery id.
  */
 export const hubspot: SenderScheme<'hubspot'> = {
   name: 'hubspot',

@@ -65,10 +65,9 @@ function bodySignature(rawBody: Buffer): BodySignature {
 }
 
 /**
- * Mailgun: the signature travels in the body (`signature.signature`, hex HMAC-SHA256 over timestamp + token
- * with the domain's webhook signing key; `parent-signature` with the parent account's key for a subaccount's
- * event), the timestamp within the tolerance both ways. The signature does NOT cover the event data: a
- * replayed token is caught only by deduplication, so the delivery id is the signed `signature.token`.
+ * Mailgun: the signature is in the body (`signature`, or `parent-signature` with the parent account's key),
+ * a hex HMAC-SHA256 over timestamp + token, the timestamp within the tolerance. It does not cover the event
+ * data, so a replayed token is caught only by deduplication: the delivery id is the signed `signature.token`.
  */
 export const mailgun: SenderScheme<'mailgun'> = {
   name: 'mailgun',

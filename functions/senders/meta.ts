@@ -15,10 +15,9 @@ const SIGNATURE = {
 const MAX_CHALLENGE = 512;
 
 /**
- * Meta (Facebook, Instagram, WhatsApp): `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body
- * keyed with the App Secret. Subscribing sends a GET with `hub.mode=subscribe`, `hub.verify_token` (the
- * token you chose, kept in the secret named by `verifyTokenSecret`) and `hub.challenge`, answered with the
- * challenge. Delivery id: none (the body hash).
+ * Meta (Facebook, Instagram, WhatsApp): `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body with
+ * the App Secret. The subscription GET is answered with `hub.challenge` when `hub.verify_token` matches the
+ * secret named by `verifyTokenSecret`. Delivery id: the body hash.
  */
 export const meta: SenderScheme<'meta'> = {
   name: 'meta',

@@ -1,10 +1,9 @@
 import { keyedListScheme } from './common/keyed-list-scheme';
 
 /**
- * Paddle Billing: `Paddle-Signature: ts=<unix>;h1=<hex>` of HMAC-SHA256 over `${ts}:${raw body}` with the
- * notification destination's secret key; during a secret rotation Paddle sends one h1 per active secret.
- * `ts` within the tolerance (5 s by default, as Paddle's SDK; its docs say to allow for clock skew) both
- * ways. The delivery id is the body's `event_id`, which the signature covers.
+ * Paddle Billing: `Paddle-Signature: ts=<unix>;h1=<hex>`, HMAC-SHA256 over `${ts}:${raw body}`, one h1 per
+ * active secret during a rotation; `ts` within the tolerance both ways (5 s by default, as Paddle's SDK).
+ * The delivery id is the body's signed `event_id`.
  */
 export const paddle = keyedListScheme({
   name: 'paddle',

@@ -16,10 +16,9 @@ function credentials(secret: string, index: number, refuse: (message: string) =>
 }
 
 /**
- * Postmark: HTTP Basic authentication, the credentials written into the webhook URL
- * (`https://user:password@host/...`), which Postmark sends as `Authorization: Basic ...`. Postmark signs
- * nothing, so this proves only that the sender knows the credentials. No delivery id: a bounce and an open
- * of one message share its MessageID, so the body hash is the default id.
+ * Postmark: HTTP Basic credentials written into the webhook URL. Postmark signs nothing, so this proves only
+ * that the sender knows them. A bounce and an open of one message share its MessageID, so the body hash is
+ * the default delivery id.
  */
 export const postmark: SenderScheme<'postmark'> = {
   name: 'postmark',

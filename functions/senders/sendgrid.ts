@@ -69,10 +69,9 @@ function ecdsaVerifies(message: Buffer, key: KeyObject, signature: Buffer): bool
 }
 
 /**
- * SendGrid (Event Webhook, signed): `X-Twilio-Email-Event-Webhook-Signature` is the base64 DER ECDSA P-256
- * SHA-256 signature over `X-Twilio-Email-Event-Webhook-Timestamp` + the raw body; the configured secret
- * holds SendGrid's public verification key (several during a rotation). The timestamp must be within the
- * tolerance both ways. A batch of events carries no single id: the body hash is the default delivery id.
+ * SendGrid Event Webhook: `X-Twilio-Email-Event-Webhook-Signature`, base64 DER ECDSA P-256 over the
+ * `...-Timestamp` header + raw body, checked with SendGrid's public keys; the timestamp within the tolerance
+ * both ways. A batch carries no single id: the body hash is the default delivery id.
  */
 export const sendgrid: SenderScheme<'sendgrid'> = {
   name: 'sendgrid',

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { headerHmacScheme } from './common/header-hmac-scheme';
 
 /**
- * Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the raw body>`; delivery id from
- * X-Shopify-Webhook-Id, the same on every retry of a delivery (Shopify's duplicate detection; not signed: the
- * signed body dedupes too). X-Shopify-Event-Id is shared by the deliveries of one event to several
- * subscriptions; to dedupe per event, set `deliveryId: $headers."x-shopify-event-id"`.
+ * Shopify: `X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body. Delivery id: X-Shopify-Webhook-Id,
+ * the same on every retry but unsigned, so the signed body dedupes too; to dedupe per event across
+ * subscriptions, set `deliveryId: $headers."x-shopify-event-id"`.
  */
 export const shopify = headerHmacScheme({
   name: 'shopify',

@@ -5,10 +5,9 @@ import { v0Scheme } from './common/v0-scheme';
 const MAX_CHALLENGE = 512;
 
 /**
- * Slack: `X-Slack-Signature: v0=<hex>` of HMAC-SHA256 over `v0:${X-Slack-Request-Timestamp}:${raw body}`,
- * with the timestamp within the tolerance both ways (Slack's own verifier checks only the past).
- * The event id is the body's `event_id` (Events API). The `url_verification` challenge is verified, then
- * answered with its `challenge`.
+ * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 over `v0:${X-Slack-Request-Timestamp}:${raw body}`, the
+ * timestamp within the tolerance both ways (Slack's own verifier checks only the past). The delivery id is
+ * the body's `event_id`; `url_verification` is verified, then answered with its `challenge`.
  */
 export const slack = v0Scheme({
   name: 'slack',

@@ -1,8 +1,7 @@
 /**
- * SNS signing certificates fetched from the message's validated SigningCertURL instead of pinned in a secret,
- * so AWS's certificate rotation does not stop delivery: https on an SNS host only, PEM parsed, the chain
- * checked up to a trust anchor (the system's roots by default), missing intermediates fetched from the
- * leaf's CA Issuers URL on an Amazon Trust Services host. Verified certificates are cached per URL.
+ * SNS signing certificates fetched from the message's SigningCertURL, not pinned, so AWS's rotation does not
+ * stop delivery: https on an SNS host only, the chain checked up to a trust anchor, missing intermediates
+ * fetched from an Amazon Trust Services host. Verified certificates are cached per URL.
  */
 import { X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
@@ -53,7 +52,7 @@ const issues = (issuer: X509Certificate, subject: X509Certificate): boolean =>
 
 /** A certificate source over `fetch`: each URL fetched and checked once, failures not cached. */
 export function snsCertificateSource(options: CertificateSourceOptions): CertificateSource {
-  // Parsed on first use: the system's ~140 roots cost every cold start ~40 ms, and most ingests never see SNS.
+  // Parsed on first use: parsing the system's roots slows a cold start, and most ingests never see SNS.
   let parsedAnchors: X509Certificate[] | undefined;
   const anchors = (): X509Certificate[] => {
     parsedAnchors ??= (options.trust ?? rootCertificates).map((pem) => new X509Certificate(pem));

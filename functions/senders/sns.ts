@@ -87,14 +87,9 @@ async function confirm(url: string, context: HandshakeContext): Promise<void> {
 }
 
 /**
- * Amazon SNS over HTTPS: the signature is inside the JSON body (SignatureVersion 1: RSA-SHA1, 2:
- * RSA-SHA256; `minSignatureVersion: 2` refuses SHA1) over the documented fields, checked with the signing
- * certificate fetched from the SigningCertURL (an `sns.<region>.amazonaws.com(.cn)` host, chain checked,
- * cached; sns-certificates.ts), or pinned in the secret when one is configured; the
- * message must come from `topicArn` (every topic of a region signs with the same certificate) and be
- * recent. A SubscriptionConfirmation is verified, then confirmed by fetching its SubscribeURL (https,
- * an SNS host only); an UnsubscribeConfirmation is verified and acknowledged. SNS posts JSON as text/plain.
- * Delivery id: the signed MessageId.
+ * Amazon SNS: the signature (v1 RSA-SHA1, v2 RSA-SHA256) is in the JSON body, checked with the certificate
+ * from SigningCertURL (sns-certificates.ts) or pinned in the secret. Every topic of a region signs with one
+ * certificate, so the message must also come from `topicArn`. Details: docs/senders.md.
  */
 export const sns: SenderScheme<'sns'> = {
   name: 'sns',

@@ -97,11 +97,9 @@ function ed25519Verifies(message: Buffer, key: KeyObject, signature: Buffer): bo
 }
 
 /**
- * Standard Webhooks: `webhook-signature` is a space-separated list of `v1,<base64 HMAC-SHA256>` (whsec_
- * secrets) and `v1a,<base64 ed25519>` (whpk_ public keys) over `${webhook-id}.${webhook-timestamp}.${body}`;
- * any one matching is enough. The timestamp must be within the tolerance both ways, and is checked before
- * any signature, as the reference library does, so a stale or unsigned request costs no signature work.
- * The delivery id is `webhook-id`, which the signature covers.
+ * Standard Webhooks: `webhook-signature` lists `v1,<base64 HMAC-SHA256>` and `v1a,<base64 ed25519>` over
+ * `${webhook-id}.${webhook-timestamp}.${body}`; any one matching is enough. The timestamp is checked first,
+ * so a stale or unsigned request costs no signature work. The delivery id is the signed `webhook-id`.
  */
 function standardWebhooksScheme<Name extends string>(
   name: Name,

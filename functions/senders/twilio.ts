@@ -78,12 +78,9 @@ function bodyHashParam(url: string): string | null | undefined {
 }
 
 /**
- * Twilio: `X-Twilio-Signature: <base64 HMAC-SHA1>` keyed with the account's auth token over the webhook URL
- * (query included) followed by the form fields sorted by name (`application/x-www-form-urlencoded`
- * callbacks); for JSON callbacks the URL carries `bodySHA256`, the hex SHA-256 of the raw body, and the
- * signature covers the URL alone. The URL is tried as twilio-node's validateRequest tries it (see
- * urlVariants). No timestamp. The delivery id is `I-Twilio-Idempotency-Token`, not signed: the content key
- * is the canonical sorted parameters (or the JSON body), so re-ordered or re-encoded replays are duplicates.
+ * Twilio: `X-Twilio-Signature`, base64 HMAC-SHA1 with the auth token over the URL and the sorted form fields
+ * (JSON callbacks: the URL alone, carrying `bodySHA256`), the URL tried as twilio-node does. No timestamp.
+ * The id header is unsigned, so the sorted parameters dedupe too, re-ordered or re-encoded replays included.
  */
 export const twilio: SenderScheme<'twilio'> = {
   name: 'twilio',

@@ -202,10 +202,9 @@ export interface SenderScheme<Name extends string = string> {
   /** The HTTP methods its webhook route accepts. @default ['POST'] (Meta adds GET for its challenge) */
   readonly methods?: readonly string[];
   /**
-   * Recognises and answers the sender's challenge or handshake (Slack url_verification, Zoom URL validation,
-   * Discord PING, Asana X-Hook-Secret, Meta hub.challenge, SNS SubscriptionConfirmation, Xero
-   * intent-to-receive); undefined when the request is an ordinary delivery. Called before `verify`, with the
-   * raw bytes: a handshake the sender signs must verify it itself. Throws SignatureError to refuse.
+   * Recognises and answers the sender's challenge or handshake (Slack url_verification, Zoom, Discord PING,
+   * Asana, Meta, SNS, Xero); undefined for an ordinary delivery. Called before `verify` with the raw bytes,
+   * so a handshake the sender signs must verify it itself. Throws SignatureError to refuse.
    */
   handshake?(
     request: HandshakeRequest,

@@ -7,10 +7,9 @@ import type { SenderScheme } from './types';
 const SIGNATURE = { name: 'x-xero-signature', display: 'x-xero-signature', encoding: 'base64' } as const;
 
 /**
- * Xero: `x-xero-signature`, the base64 HMAC-SHA256 of the raw body keyed with the webhook key. The
- * intent-to-receive check posts payloads with no events, some signed correctly and some not: each is
- * verified, answered 200 with an empty body when it verifies and 401 when it does not, and no job is made.
- * Delivery id: none (the body hash).
+ * Xero: `x-xero-signature`, base64 HMAC-SHA256 of the raw body with the webhook key. The intent-to-receive
+ * check's payloads, some signed wrongly on purpose, are answered 200 or 401 as they verify, with no job.
+ * Delivery id: the body hash.
  */
 export const xero: SenderScheme<'xero'> = {
   name: 'xero',

@@ -8,11 +8,9 @@ import { v0Scheme } from './common/v0-scheme';
 const MAX_PLAIN_TOKEN = 256;
 
 /**
- * Zoom: `x-zm-signature: v0=<hex>` of HMAC-SHA256 (key: the app's Secret Token) over
- * `v0:${x-zm-request-timestamp}:${raw body}`. The `endpoint.url_validation` challenge is verified the same
- * way first (answering it unverified would sign any text an attacker chose), then answered with
- * `{ plainToken, encryptedToken }`, the hex HMAC-SHA256 of the plain token. Delivery id: none in a header
- * (the body hash; Zoom redelivers the same bytes).
+ * Zoom: `x-zm-signature: v0=<hex>`, HMAC-SHA256 with the Secret Token over `v0:${timestamp}:${raw body}`.
+ * The `endpoint.url_validation` challenge is verified first (answering it unverified would sign any text an
+ * attacker chose), then answered. Delivery id: the body hash (Zoom redelivers the same bytes).
  */
 export const zoom = v0Scheme({
   name: 'zoom',

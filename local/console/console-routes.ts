@@ -1,10 +1,7 @@
 /**
- * The web console's server side: its static pages (no build step: plain HTML, CSS and one script under
- * static/) and its actions under `/_console/*`. Reads go through the jobs API the page calls like any client
- * (`GET /v1/jobs`, `/v1/jobs/{id}`, `/v1/deliveries/{id}`); the actions reuse the core: replay and redrive
- * through functions/core/replay.ts (as `docrelay replay` and `dlq redrive`), the mapped data and the
- * playground through functions/mapping (as `docrelay map`). The same routes serve the local stack and
- * `docrelay console --stack <name>`; the API server in front refuses foreign hosts, origins and content types.
+ * The web console's server side: its static pages (plain HTML, CSS and one script under static/) and its
+ * actions under `/_console/*`, which reuse the core as the CLI does (replay, redrive, map). Reads go through
+ * the jobs API; the API server in front refuses foreign hosts, origins and content types.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -206,10 +203,9 @@ async function replay(deps: ConsoleDeps, jobId: string, fresh: boolean): Promise
 }
 
 /**
- * Takes the job's messages out of the dead-letter queue, before its message is sent: once sent, a run that
- * fails at once could park a new message that this would take for an old one. Best effort (the job has been
- * reset already; `dlq redrive` removes what is left): `removedFromDeadLetterQueue` is absent when the queue
- * could not be read.
+ * Takes the job's messages out of the dead-letter queue before its message is sent: a run that fails at once
+ * could park a new message this would take for an old one. Best effort: `removedFromDeadLetterQueue` is
+ * absent when the queue could not be read, and `dlq redrive` removes what is left.
  */
 async function removeDeadLetters(
   deps: ConsoleDeps,

@@ -1,10 +1,7 @@
 /**
- * Checks the `data` of a create-document request against the template and the chosen file, and computes the
- * system entries the service adds. Values are JSON typed as the interface page says: text as a string,
- * date as `YYYY-MM-DD`, number as a JSON number, select as one of its allowed values, boolean as a JSON
- * boolean; `integer` takes a whole JSON number, `object` a JSON object (rendered as its JSON text), and a
- * `multipleValues` property a JSON array of such values (rendered joined by ", "). A property of a type the
- * emulator does not know is passed through.
+ * Checks a create-document request's `data` against the template and the chosen file, and computes the
+ * system entries the service adds. Values are JSON typed as the interface page says; `object` renders as its
+ * JSON text, `multipleValues` joined by ", ", and a type the emulator does not know passes through.
  */
 import type { TemplateProperty, Workspace } from '../../functions/docgen/types';
 import { EmulatorHttpError } from './errors';

@@ -1,8 +1,7 @@
 /**
- * Generated files and their temporary download links. A link carries a random token, checked in constant
- * time, and expires after its lifetime; a file is forgotten when its link expires. Memory stays bounded:
- * past `maxFiles` files or `maxStoredBytes` bytes, the oldest files are dropped (their links then answer
- * 404 as if expired). Padded files hold only their rendered prefix.
+ * Generated files behind temporary download links: a random token checked in constant time, expiring with
+ * its link, which also forgets the file. Past `maxFiles` or `maxStoredBytes` the oldest files are dropped
+ * (their links answer 404 as if expired); padded files hold only their rendered prefix.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -95,10 +94,9 @@ export class DownloadLinks {
   }
 
   /**
-   * Removes the expired files at the old end, stopping at the first live one: each add pays for what it
-   * removes, not for every file held (up to `maxFiles`, which a whole scan per add made quadratic). Links of one
-   * lifetime expire in the order they were added, so this is all of them; a shorter-lived file behind a
-   * longer-lived one waits for sweep(), and its link still answers as expired at once (find).
+   * Removes the expired files at the old end, stopping at the first live one, so each add pays only for what
+   * it removes. Links of one lifetime expire in insertion order; a shorter-lived file behind a longer-lived
+   * one waits for sweep(), though its link answers as expired at once (find).
    */
   private sweepOldest(): void {
     const now = this.clock();

@@ -1,8 +1,7 @@
 /**
- * Fault injection: rates of rate-limit and server errors, added latency, failed and truncated downloads,
- * the lifetime of new download links, a deterministic "fail the next N requests", and an ambiguous create
- * (the document is made, then the answer is a 503). The dice are seeded,
- * so a test with a fixed seed sees the same sequence of faults every run.
+ * Fault injection: rate-limit and server errors, latency, failed and truncated downloads, link lifetime,
+ * "fail the next N requests", and an ambiguous create (made, then answered 503). The dice are seeded, so a
+ * fixed seed gives the same faults every run.
  */
 import { z } from 'zod';
 

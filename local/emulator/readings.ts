@@ -1,8 +1,7 @@
 /**
- * The readings of the service's interface page where it says two things, each switchable so that a client
- * can be tested against both: the create-document status (the text states 201, the example prints 200), the
- * spelling of the download link's field (`@api.downloadUrl` in the example, `@api.downloadURL` in the text),
- * and the message of a 413 ("Request entity too large" or "Payload too large").
+ * Where the service's interface page says two things, a switchable reading, so a client is tested against
+ * both: the create status (201 in the text, 200 in the example), the link field (`@api.downloadUrl` or
+ * `@api.downloadURL`) and the 413 message ("Request entity too large" or "Payload too large").
  */
 import { z } from 'zod';
 

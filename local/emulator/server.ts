@@ -1,22 +1,7 @@
 /**
- * An embeddable emulator of the Document Generation Service, over node:http. It implements every operation
- * and rule of the service's interface page (workspace, template list with pagination, single template,
- * create document with real .docx/.txt rendering, temporary download links) and adds what tests and
- * benchmarks need: injected faults, switchable readings of the page's ambiguities, an outage switch,
- * request statistics and an admin API under `/_emulator/` guarded by the same API key. This module starts
- * the server and routes each request; the routes live in `routes/`, the state they share in `state.ts`.
- *
- * Choices where the interface page says "not shown" (also in README.md):
- * - error body `{ "error": { "code": "<Code>", "message": "<text>" } }`;
- * - missing or wrong `x-api-key`: 401 `Unauthorized`;
- * - unknown or inactive template, unknown workspace id, unknown path: 404 `NotFound`;
- * - invalid body, non-object `data`, a value of the wrong type, a select value outside allowedValues, a
- *   missing required value: 400 `BadRequest` naming the property;
- * - multi-file template without `@api.templateFileId`, or an id that is not one of the template's files:
- *   400 `BadRequest` naming the files;
- * - a body that is not JSON by its Content-Type: 415; a body over the limit: 413 with the reading's message;
- * - download link unknown, with a wrong token or expired: 404 (the file is removed when its link expires);
- * - paused (an outage): every request but the admin routes answers 503 with `Retry-After`.
+ * An embeddable emulator of the Document Generation Service over node:http: the interface page's operations
+ * and rules, plus faults, switchable readings, an outage switch, statistics and a key-guarded `/_emulator/`
+ * admin API. Routes are in `routes/`; where the page says "not shown": docs/decisions.md, "Service emulator".
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -76,10 +61,9 @@ export interface EmulatorOptions {
   /** Seed of the fault dice and of synthetic file bytes. @default random */
   readonly seed?: number;
   /**
-   * Hidden, for benchmarks: adds template 9099 "Large file" (one text file, 90991) whose generated files
-   * are padded to this many bytes (e.g. 512 MiB). The filler is deterministic and produced on the fly while
-   * hashing at creation and while streaming a download, so memory holds only one chunk per stream; stats
-   * carry each file's sha256 and size. @default no such template
+   * Hidden, for benchmarks: adds template 9099 "Large file" (file 90991) whose generated files are padded
+   * to this many bytes, with a deterministic filler made on the fly, so memory holds one chunk per
+   * stream; stats carry each file's sha256 and size. @default no such template
    */
   readonly syntheticFileBytes?: number;
   /** Clock of link expiry and timestamps, in ms since the epoch. @default Date.now */

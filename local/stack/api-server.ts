@@ -1,7 +1,6 @@
 /**
- * The local HTTP API: turns each request into the API Gateway HTTP API event (payload format 2.0) that the
- * same Lambda handlers get on AWS, and their answers back into HTTP. Routes as on AWS, plus `GET /healthz` and
- * the local-only `POST /_local/events/{integrationId}` that `docrelay put-event` uses to feed the event path.
+ * The local HTTP API: turns each request into the API Gateway HTTP API event (payload 2.0) the handlers get
+ * on AWS and their answers back into HTTP, plus `GET /healthz` and `POST /_local/events/{integrationId}`.
  * Every error, down to a request Node's parser refuses, is answered as problem+json.
  */
 import {

@@ -1,9 +1,7 @@
 /**
- * The local AWS emulators (./aws-emulators.ts: dynalite with its TransactWriteItems front, s3rver, fauxqs) in
- * a child process of their own, so that on a machine with more than one core they do not share the handlers'
- * event loop. Same data directory and persistence as in process; the child reports its endpoints over IPC,
- * stops when `stop()` asks, and stops by itself when this process goes away (./aws-emulators-child.ts,
- * ./child-process.ts).
+ * The local AWS emulators in a child process of their own, so that with more than one core they do not
+ * share the handlers' event loop. Same data directory and persistence as in process; the child reports its
+ * endpoints over IPC and stops when asked or when this process goes away (./aws-emulators-child.ts).
  */
 import { join } from 'node:path';
 import type { AwsEmulatorOptions, AwsEmulators } from './aws-emulators';

@@ -1,9 +1,7 @@
 /**
- * The local stack's child processes (the AWS emulators', the workers'), both sides of them: the parent forks a
- * TypeScript module with tsx's loader and waits for it to report `ready` over IPC; the child starts what it
- * runs, reports, and stops when told, on SIGTERM, or by itself when the parent goes away (the IPC channel
- * closes: the parent exited or was killed). Ctrl-C reaches the whole process group: the child ignores SIGINT
- * and the parent decides the order in which its children stop.
+ * Both sides of the local stack's child processes: the parent forks a TypeScript module with tsx's loader
+ * and waits for `ready` over IPC; the child stops when told, on SIGTERM, or when the IPC channel closes.
+ * The child ignores SIGINT (Ctrl-C reaches the whole group), so the parent decides the order of stopping.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { getPriority, setPriority } from 'node:os';

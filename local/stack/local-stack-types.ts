@@ -71,12 +71,9 @@ export interface LocalStackOptions {
    */
   readonly awsEmulators?: 'child' | 'in-process';
   /**
-   * Where the worker lanes and the embedded service emulator run: a child process of their own (what `docrelay
-   * dev` uses: the ingest then has its event loop to itself), or this process. The child reads the config from
-   * settings.configPath (`config`, when given, must be that file's) and has its own AWS clients: middleware
-   * added to `clients` reaches the ingest only, and `emulator` is undefined. The emulator's `clock` option
-   * cannot cross to the child. A child that ends without being asked is started again
-   * (./workers-process.ts, startSupervisedWorkersProcess). @default 'in-process'
+   * Where the worker lanes and the service emulator run: here, or a child restarted if it ends unasked
+   * (`docrelay dev`: the ingest keeps its event loop). The child reads settings.configPath (`config` must be
+   * that file's) with its own AWS clients: `clients` middleware and `emulator` stay here. @default 'in-process'
    */
   readonly workers?: 'child' | 'in-process';
 }

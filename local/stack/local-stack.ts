@@ -1,10 +1,7 @@
 /**
- * The local stack: docrelay whole on one machine. The same handlers as on AWS, built by the same dependency
- * builders (functions/wiring/), with the AWS SDK clients pointed at embedded emulators on loopback, the Document Generation
- * Service emulator (unless DOCGEN_BASE_URL names a real service), an HTTP server in place of API Gateway, a
- * poller in place of Lambda's SQS event source, and the reconciler on an interval. The web console is served
- * at the API's root (local/console/). The AWS emulators run in a child process of their own, and so may the
- * workers with the service emulator (./workers-process.ts; what `docrelay dev` does).
+ * The local stack: docrelay whole on one machine, the handlers built as on AWS (functions/wiring/) with the
+ * SDK clients on loopback emulators, an HTTP server for API Gateway, a poller for the SQS event source and
+ * the reconciler on an interval. The AWS emulators, and with `docrelay dev` the workers, run as children.
  */
 import { type AwsClients, createAwsClients } from '../../functions/adapters/aws-clients';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';

@@ -1,8 +1,7 @@
 /**
- * The local stand-in for Lambda's SQS event source: `concurrency` lanes each receive a batch from the jobs
- * queue, hand it to the worker handler as the SQS event Lambda would build, and delete the messages the
- * handler did not report as failed. Visibility timeouts, receive counts and the dead-letter queue are the
- * queue emulator's own, as on AWS.
+ * The local stand-in for Lambda's SQS event source: `concurrency` lanes each receive a batch, hand it to the
+ * worker handler as Lambda's SQS event, and delete the messages it did not report as failed. Visibility,
+ * receive counts and the dead-letter queue are the queue emulator's own, as on AWS.
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -40,10 +39,9 @@ export interface PollerOptions {
 /** How a poller stops. */
 export interface PollerStopOptions {
   /**
-   * Ends the receives waiting in their long poll at once instead of waiting them out (up to 1 s). Only for a
-   * queue that goes away too (the stack stopping): the queue emulator does not notice that a receive's client
-   * left, so a message arriving within that second is handed to nobody and stays invisible for its
-   * visibility timeout. @default false
+   * Ends the receives in their long poll at once instead of waiting them out (up to 1 s). Only for a queue
+   * that goes away too: the emulator does not notice a receive's client left, so a message arriving meanwhile
+   * would stay invisible for its visibility timeout. @default false
    */
   readonly abortReceives?: boolean;
 }

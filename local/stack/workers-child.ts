@@ -1,9 +1,7 @@
 /**
- * The workers' own process (started by ./workers-process.ts with `child_process.fork`): reads the config file
- * (the parent validated it and made the development secrets it names), creates its AWS clients for the
- * emulators' endpoints in argv[2], starts the worker side (./workers.ts) and reports the service's URL. Then
- * it starts and stops the poller and takes new configurations when told, tells its console lines to the
- * parent, and stops when told, when the parent goes away or on SIGTERM (./child-process.ts).
+ * The workers' own process (forked by ./workers-process.ts): reads the config file the parent validated,
+ * creates AWS clients for the endpoints in argv[2], starts the worker side (./workers.ts), reports the
+ * service's URL, then runs the poller, takes new configurations and stops as told (./child-process.ts).
  */
 import { createAwsClients } from '../../functions/adapters/aws-clients';
 import { compileConfig } from '../../functions/config/compile';

@@ -1,10 +1,7 @@
 /**
- * The worker side of the local stack (./workers.ts: the worker lanes and the embedded service emulator) in a
- * child process of their own (./workers-child.ts), so that the ingest's event loop serves webhooks while the
- * workers map, render and copy on another core. The child reads the config file itself, builds its own
- * secret source and AWS clients (pointed at the AWS emulators' endpoints), reports the service's URL when
- * ready, and tells its console lines over IPC; it stops when `stop()` asks, and by itself when this process
- * goes away (./child-process.ts).
+ * The worker side of the local stack (./workers.ts) in a child process (./workers-child.ts), so the ingest's
+ * event loop serves webhooks while the workers map, render and copy on another core. The child builds its
+ * own secrets and AWS clients, reports the service's URL and relays its console lines over IPC.
  */
 import { join } from 'node:path';
 import type { LoadedConfig } from '../../functions/config/compile';
@@ -31,11 +28,9 @@ export type WorkersNotice =
   | { readonly type: 'done'; readonly id: number; readonly error?: string };
 
 /**
- * How much lower the workers' scheduling priority is than this process's (a nice increment). Where cores are short, the OS then gives the CPU to the ingest's process and the
- * AWS emulators' first: webhooks are answered promptly while documents wait a little. On 2 cores
- * (bench/pipeline.ts, 2026-11-26) the child at this priority took the acks' p50 from ~58 ms in process to
- * ~47 ms, for ~8% fewer documents/s; at the same priority as this process it made them slower (~72 ms), the
- * three processes sharing the two cores evenly. With a core each, the priority makes no difference.
+ * How much lower the workers' scheduling priority is than this process's (a nice increment): where cores
+ * are short, the OS serves the ingest and the AWS emulators first, so webhooks are answered promptly while
+ * documents wait a little. Figures: docs/decisions.md, "Workers' priority".
  */
 const WORKERS_NICE = 10;
 
@@ -187,15 +182,9 @@ function timerPause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * The workers' process, started again when it ends without being asked (killed, out of memory, a crash): the
- * webhooks the API accepts meanwhile wait in the queue. Each start waits 1 s, then twice as long as the one
- * before (up to 30 s) while the starts fail; a process that started resets the wait. The embedded service
- * emulator listens on its old port again, so the service's URL the stack printed stays true (its documents and
- * links are gone with the old process: a job whose links died asks for a new document). Before the new process
- * polls, `beforeResume` may send again the jobs the dead one held; else they wait for their messages'
- * visibility to end. Every restart is told on the console. A process that dies while it is being resumed is
- * restarted in turn (the restart it interrupted stops there); `stop()` waits for a start in flight, so no
- * process outlives it.
+ * The workers' process, started again when it ends unasked, while accepted webhooks wait in the queue.
+ * Failed starts back off from 1 s to 30 s; the service emulator keeps its port, so its printed URL stays
+ * true. Resuming and stopping: docs/decisions.md, "Restarting the workers' process".
  */
 export async function startSupervisedWorkersProcess(
   options: SupervisedWorkersOptions,

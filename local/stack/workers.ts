@@ -1,9 +1,7 @@
 /**
- * The worker side of the local stack, wherever it runs (in the stack's process, or in the workers' own child:
- * ./workers-process.ts): the embedded Document Generation Service emulator (unless an external service is
- * named), the worker handlers built by the same builder as on AWS (functions/wiring/worker.ts), and the poller
- * that feeds them from the jobs queue. The events the workers publish are appended to the data directory's
- * events.jsonl and told as console lines.
+ * The worker side of the local stack, in the stack's process or its own child (./workers-process.ts): the
+ * service emulator unless an external service is named, the worker handlers built as on AWS
+ * (functions/wiring/worker.ts) and their poller. Their events go to the data directory's events.jsonl.
  */
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';

@@ -1,9 +1,7 @@
 /**
- * Streams one file into S3 without holding it in memory, hashing and counting on the way; a stream that ends
- * short or runs over aborts the upload, so no object is written. The stored copy is then checked: the SHA-256
- * S3 answers, else a small single PUT's ETag against its MD5, else a HEAD's size (`STORED_OBJECT_MISMATCH`).
- * A known length that fits one PUT goes as a single streamed PutObject, anything else as a multipart upload.
- * Why each check and the single PUT: docs/decisions.md, "Copying to S3".
+ * Streams one file into S3 without holding it in memory, hashing and counting on the way; a stream that
+ * ends short or runs over aborts the upload, so no object is written. The stored copy is then checked
+ * (`STORED_OBJECT_MISMATCH`); why each check and the single PUT: docs/decisions.md, "Copying to S3".
  */
 import { createHash, type Hash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';

@@ -1,8 +1,7 @@
 /**
  * `POST /v1.0/templates/{id}/documents[?@api.templateFileId=]`: checks the request, renders the chosen file,
- * keeps it behind a temporary link and answers with the Document, in the current readings (status 201 or
- * 200, link field `@api.downloadUrl` or `@api.downloadURL`). The `failAfterCreateNext` fault answers 503
- * after the document is made.
+ * keeps it behind a temporary link and answers the Document in the current readings. The
+ * `failAfterCreateNext` fault answers 503 after the document is made.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { extname } from 'node:path';
