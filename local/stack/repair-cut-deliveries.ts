@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { jobKey, openShard } from '../../functions/adapters/dynamodb/keys';
+import { inRounds } from '../../functions/adapters/dynamodb/paging';
 import { JOB_TABLE } from '../../functions/config/table-contract';
 import { ENQUEUE_GRACE_MS } from '../../functions/core/outbox';
 
@@ -94,20 +95,17 @@ async function existingKeys(
 ): Promise<Set<string>> {
   const existing = new Set<string>();
   for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
-    let request: Array<Record<string, AttributeValue>> = keys
-      .slice(start, start + BATCH_GET_MAX)
-      .map((pk) => ({ pk: { S: pk } }));
-    // The local table does not throttle: what it leaves unprocessed is asked for again, a bounded few times.
-    for (let round = 0; round < 10 && request.length > 0; round += 1) {
+    const request = keys.slice(start, start + BATCH_GET_MAX).map((pk) => ({ pk: { S: pk } }));
+    await inRounds(request, 'read the jobs of recent deliveries', async (left) => {
       const result = await ddb.send(
         new BatchGetItemCommand({
-          RequestItems: { [table]: { Keys: request, ConsistentRead: true, ProjectionExpression: 'pk' } },
+          RequestItems: { [table]: { Keys: left, ConsistentRead: true, ProjectionExpression: 'pk' } },
         }),
       );
       for (const item of result.Responses?.[table] ?? [])
         if (item.pk?.S !== undefined) existing.add(item.pk.S);
-      request = (result.UnprocessedKeys?.[table]?.Keys ?? []) as typeof request;
-    }
+      return (result.UnprocessedKeys?.[table]?.Keys ?? []) as typeof left;
+    });
   }
   return existing;
 }
