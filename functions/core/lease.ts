@@ -3,6 +3,7 @@
  * lease and keeps its message invisible, so neither the queue nor the reconciler hands the job on.
  */
 import type { JobRepository } from '../ports/job-repository';
+import { FIRST_PICKUP_MS } from './job';
 import { describeFailure } from './retry-policy';
 
 /** Structured logging: Powertools' Logger, or anything with its four methods. */
@@ -21,6 +22,24 @@ export interface LeaseDeps {
   readonly leaseMs: number;
   readonly now?: () => number;
 }
+
+/** How often the holder renews its lease: every third of it, at least every second. */
+export const renewalIntervalMs = (leaseMs: number): number => Math.max(1000, Math.floor(leaseMs / 3));
+
+/**
+ * The leases a claim at `nowMs` may keep instead of setting its own: those that outlast the heartbeat's first
+ * renewal with room to spare, and run no later than a claim's own or a new job's first-pickup lease would.
+ */
+export function keptLeaseRange(nowMs: number, leaseMs: number): { from: number; to: number } {
+  const renewal = renewalIntervalMs(leaseMs);
+  return {
+    from: nowMs + renewal + Math.min(Math.floor(renewal / 2), MAX_RENEWAL_SLACK_MS),
+    to: nowMs + Math.max(leaseMs, FIRST_PICKUP_MS),
+  };
+}
+
+/** The most a kept lease must outlast the first renewal by (a renewal's own latency and retries). */
+const MAX_RENEWAL_SLACK_MS = 120_000;
 
 /** A running heartbeat. */
 export interface Heartbeat {
@@ -61,7 +80,7 @@ export function holdLease(
     () => {
       beat = beat.then(renew);
     },
-    Math.max(1000, Math.floor(deps.leaseMs / 3)),
+    renewalIntervalMs(deps.leaseMs),
   );
   timer.unref();
   return {

@@ -8,7 +8,7 @@ import { copyFiles, dropDocument, keptLinks } from './copy-files';
 import { AttemptsExhaustedError, DeliveryMissingError, JobConflictError, LinksExpiringError } from './errors';
 import { type EarlyDownload, generateDocument } from './generate-document';
 import { type DeliveryRecord, heldByAnother, isFinal, type JobRecord, transitions } from './job';
-import { holdLease } from './lease';
+import { holdLease, keptLeaseRange } from './lease';
 import { describeFailure } from './retry-policy';
 import {
   announce,
@@ -42,6 +42,7 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
       leaseUntil: startedAt + w.leaseMs,
       nowMs: startedAt,
       maxAttempts: w.maxAttempts,
+      keepLeaseWithin: keptLeaseRange(startedAt, w.leaseMs),
     })) ?? (await claimAfterReading(w, jobId, receipt));
   if (!('jobId' in job)) return job;
   const delivery =

@@ -110,6 +110,11 @@ export interface JobClaim {
   readonly nowMs: number;
   /** Attempts already made at which the claim is refused (the caller then decides, reading the job). */
   readonly maxAttempts: number;
+  /**
+   * A lease already running until a time within this range (epoch ms) is kept instead of `leaseUntil`: it
+   * outlasts the heartbeat's first renewal, and keeping it leaves the open index's entry unwritten.
+   */
+  readonly keepLeaseWithin?: { readonly from: number; readonly to: number };
 }
 
 /** Reads and writes deliveries and jobs. Every job update is conditional on the version it read. */

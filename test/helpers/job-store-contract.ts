@@ -195,6 +195,49 @@ export function describeJobStoreContract(name: string, make: MakeStore): void {
       await expect(repository.getJob(job.jobId)).resolves.toMatchObject({ attempts: 2, version: 2 });
     });
 
+    it('keeps a lease within the range the claim gives, and sets its own outside it', async () => {
+      const { repository } = await store();
+      const { delivery, jobs } = contractDelivery('d-1', CONTRACT_NOW, 3);
+      await repository.createDelivery(delivery, jobs);
+      // New jobs carry their first-pickup lease (FIRST_PICKUP_MS from receipt).
+      const firstPickup = (jobs[0] as JobRecord).leaseUntil as number;
+      const claim = (jobId: string, from: number, to: number) =>
+        repository.claimJob({
+          jobId,
+          owner: `m-${jobId}`,
+          leaseUntil: CONTRACT_NOW + 1_800_000,
+          nowMs: CONTRACT_NOW,
+          maxAttempts: 5,
+          keepLeaseWithin: { from, to },
+        });
+      const [kept, early, late] = jobs.map((job) => job.jobId) as [string, string, string];
+      await expect(claim(kept, firstPickup - 1, firstPickup + 1)).resolves.toMatchObject({
+        leaseUntil: firstPickup,
+        leaseOwner: `m-${kept}`,
+        attempts: 1,
+        status: 'processing',
+      });
+      await expect(claim(early, firstPickup + 1, firstPickup + 2)).resolves.toMatchObject({
+        leaseUntil: CONTRACT_NOW + 1_800_000,
+        attempts: 1,
+      });
+      await expect(claim(late, firstPickup - 2, firstPickup - 1)).resolves.toMatchObject({
+        leaseUntil: CONTRACT_NOW + 1_800_000,
+      });
+      // Held by another: refused whatever the lease (a kept lease is still a held one).
+      await expect(
+        repository.claimJob({
+          jobId: kept,
+          owner: 'm-other',
+          leaseUntil: CONTRACT_NOW + 1_800_000,
+          nowMs: CONTRACT_NOW,
+          maxAttempts: 5,
+          keepLeaseWithin: { from: firstPickup - 1, to: firstPickup + 1 },
+        }),
+      ).resolves.toBeUndefined();
+      await expect(repository.getJob(kept)).resolves.toMatchObject({ version: 1, attempts: 1 });
+    });
+
     it("updates compare-and-swap on the version read, and renews only the holder's lease", async () => {
       const { repository, advance } = await store();
       const { delivery, jobs } = contractDelivery('d-1', CONTRACT_NOW);

@@ -30,3 +30,5 @@ export const leaseFreeFor =
   '(attribute_not_exists(leaseOwner) OR leaseOwner = :owner OR attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
 /** The worker's one-write claim: all three parts. */
 export const claimCondition = [claimableStatus, attemptsLeft, leaseFreeFor].join(' AND ');
+/** The claim that keeps the job's lease: it must already run within `:keepFrom`..`:keepTo` (epoch ms). */
+export const claimKeepingLease = `${claimCondition} AND leaseUntil BETWEEN :keepFrom AND :keepTo`;

@@ -14,7 +14,13 @@ import {
   awaitsFirstPickup as untouched,
 } from '../../core/job';
 import type { EnsuredJobs, JobClaim } from '../../ports/job-repository';
-import { claimCondition, itemDoesNotExist, leaseHeldBy, versionUnchanged } from './conditions';
+import {
+  claimCondition,
+  claimKeepingLease,
+  itemDoesNotExist,
+  leaseHeldBy,
+  versionUnchanged,
+} from './conditions';
 import { JobStoreError } from './errors';
 import { jobItem, jobKey, toJob } from './keys';
 import { inRounds } from './paging';
@@ -100,35 +106,66 @@ async function jobStates(table: JobTableContext, jobIds: readonly string[]): Pro
 
 /**
  * The claim as one conditional update returning the job (ALL_NEW), on the claim's conditions (see the port);
- * its writes are those `transitions.claim` makes, with the version bumped. An unmet condition is undefined.
+ * its writes are those `transitions.claim` makes, with the version bumped. A lease within `keepLeaseWithin` is
+ * kept (the open index's entry is left unwritten); one outside it is moved by a second update. An unmet
+ * condition is undefined.
  */
 export async function claimJob(table: JobTableContext, claim: JobClaim): Promise<JobRecord | undefined> {
+  const keep = claim.keepLeaseWithin;
+  if (keep === undefined) return claimUpdate(table, claim, claimCondition);
+  try {
+    return await claimUpdate(table, claim, claimKeepingLease, { ':keepFrom': keep.from, ':keepTo': keep.to });
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // Only a lease outside the range is worth a second write; anything else refuses the claim as it stands.
+    // Without the old item (an emulator that does not return it, or no item), the second write decides.
+    const old = error.Item;
+    if (old !== undefined) {
+      const lease = Number(old.leaseUntil?.N);
+      const claimable = ['queued', 'processing'].includes(String(old.status?.S));
+      if (!claimable || (lease >= keep.from && lease <= keep.to)) return undefined;
+    }
+    return claimUpdate(table, claim, claimCondition);
+  }
+}
+
+/** One claim update: with `keeping` values, the lease is left as it is; without, it is set. */
+async function claimUpdate(
+  table: JobTableContext,
+  claim: JobClaim,
+  condition: string,
+  keeping?: Record<string, number>,
+): Promise<JobRecord | undefined> {
   try {
     const result = await table.ddb.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: jobKey(claim.jobId) },
-        UpdateExpression:
-          'SET #status = :processing, attempts = attempts + :one, leaseOwner = :owner, leaseUntil = :until, ' +
-          '#version = #version + :one, updatedAt = :at',
-        ConditionExpression: claimCondition,
+        UpdateExpression: `SET #status = :processing, attempts = attempts + :one, leaseOwner = :owner, ${
+          keeping === undefined ? 'leaseUntil = :until, ' : ''
+        }#version = #version + :one, updatedAt = :at`,
+        ConditionExpression: condition,
         ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
         ExpressionAttributeValues: {
           ':queued': 'queued',
           ':processing': 'processing',
           ':one': 1,
           ':owner': claim.owner,
-          ':until': claim.leaseUntil,
+          ...(keeping ?? { ':until': claim.leaseUntil }),
           ':at': new Date(table.now()).toISOString(),
           ':max': claim.maxAttempts,
           ':now': claim.nowMs,
         },
         ReturnValues: 'ALL_NEW',
+        ...(keeping === undefined ? {} : { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const }),
       }),
     );
     return result.Attributes === undefined ? undefined : toJob(result.Attributes);
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
+    if (error instanceof ConditionalCheckFailedException) {
+      if (keeping !== undefined) throw error;
+      return undefined;
+    }
     throw new JobStoreError('claim a job', error);
   }
 }

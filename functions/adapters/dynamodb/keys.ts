@@ -63,6 +63,7 @@ export function deliveryItem(
   const pk = deliveryKey(delivery.integration, delivery.deliveryId);
   return {
     ...delivery,
+    sealedPayload: packSeal(delivery.sealedPayload),
     pk,
     kind: 'delivery',
     openPk: open ? openShard(pk) : undefined,
@@ -71,12 +72,18 @@ export function deliveryItem(
   };
 }
 
-/** A job as an item: open until final (then with a TTL), and in its jobs-by-time partition. */
+/**
+ * A job as an item: open until final (then with a TTL), and in its jobs-by-time partition. Its delivery id is
+ * kept as `delivery`, not `deliveryId`, which would put every job in the by-delivery index: a delivery's jobs
+ * are found through the delivery's record instead (queries.ts).
+ */
 export function jobItem(job: JobRecord, clock: ItemClock): Record<string, unknown> {
   const open = !isFinal(job.status);
   const pk = jobKey(job.jobId);
+  const { deliveryId, ...rest } = job;
   return {
-    ...job,
+    ...rest,
+    delivery: deliveryId,
     pk,
     kind: 'job',
     openPk: open ? openShard(pk) : undefined,
@@ -87,10 +94,19 @@ export function jobItem(job: JobRecord, clock: ItemClock): Record<string, unknow
   };
 }
 
-/** A job item back as its record, without the table's attributes. */
+/** A job item back as its record, without the table's attributes (`deliveryId` on items written before). */
 export function toJob(item: Record<string, unknown>): JobRecord {
-  const { pk: _pk, kind: _kind, openPk: _open, ttl: _ttl, listPk: _listPk, listSk: _listSk, ...job } = item;
-  return job as unknown as JobRecord;
+  const {
+    pk: _pk,
+    kind: _kind,
+    openPk: _open,
+    ttl: _ttl,
+    listPk: _listPk,
+    listSk: _listSk,
+    delivery,
+    ...job
+  } = item;
+  return { ...job, deliveryId: String(delivery ?? job.deliveryId) } as unknown as JobRecord;
 }
 
 /** A delivery item back as its record, with safe defaults for a damaged one. */
@@ -102,6 +118,36 @@ export function toDelivery(item: Record<string, unknown>): DeliveryRecord {
     jobs: Array.isArray(item.jobs) ? (item.jobs as DeliveryRecord['jobs']) : [],
     ...(typeof item.enqueuedAt === 'string' ? { enqueuedAt: item.enqueuedAt } : {}),
     ...(typeof item.sendFailedAt === 'string' ? { sendFailedAt: item.sendFailedAt } : {}),
-    sealedPayload: typeof item.sealedPayload === 'string' ? item.sealedPayload : '',
+    sealedPayload: unpackSeal(item.sealedPayload),
   };
+}
+
+/** A seal's head (`<version>.<iv>.<tag>`, base64url parts) and body, as in commons/seal.ts. */
+const SEAL = /^([\w-]+\.[\w-]+\.[\w-]+)\.([\w-]*)$/;
+/** The dot (0x2e) that ends a packed seal's head. */
+const DOT = 0x2e;
+
+/**
+ * A seal as the table keeps it: the head as text, then the body's bytes (Binary), a quarter smaller than its
+ * base64url text, which is what a delivery's write units are billed on. Anything else is kept as it is.
+ */
+export function packSeal(sealed: string): Uint8Array | string {
+  const parts = SEAL.exec(sealed);
+  if (parts === null) return sealed;
+  const body = Buffer.from(parts[2] as string, 'base64url');
+  if (body.toString('base64url') !== parts[2]) return sealed;
+  return Buffer.concat([Buffer.from(`${parts[1]}.`, 'latin1'), body]);
+}
+
+/** A seal back from the table: packed (packSeal), or text as items written before packing hold it. */
+export function unpackSeal(stored: unknown): string {
+  if (typeof stored === 'string') return stored;
+  if (!(stored instanceof Uint8Array)) return '';
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  let end = -1;
+  for (let dots = 0; dots < 3; dots += 1) {
+    end = bytes.indexOf(DOT, end + 1);
+    if (end < 0) return '';
+  }
+  return `${bytes.subarray(0, end).toString('latin1')}.${bytes.subarray(end + 1).toString('base64url')}`;
 }

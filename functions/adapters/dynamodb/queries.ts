@@ -15,7 +15,7 @@ import {
   type StrandedItems,
   stringFieldCursor,
 } from '../../ports/job-repository';
-import { LEGACY_OPEN_PARTITION, OPEN_SHARDS, toDelivery, toJob } from './keys';
+import { jobKey, LEGACY_OPEN_PARTITION, OPEN_SHARDS, toDelivery, toJob } from './keys';
 import { listJobKeys } from './list-jobs';
 import { pages } from './paging';
 import { getItem, type JobTableContext } from './table';
@@ -73,13 +73,29 @@ export async function listJobs(table: JobTableContext, query: JobListQuery): Pro
 
 /** Every delivery with this id (one per integration that received it), newest first. */
 export async function findDeliveries(table: JobTableContext, deliveryId: string): Promise<DeliveryRecord[]> {
-  const keys = await keysOfDelivery(table, deliveryId);
+  return readDeliveries(table, await keysOfDelivery(table, deliveryId));
+}
+
+/** The deliveries among these keys, read whole, newest first. */
+async function readDeliveries(table: JobTableContext, keys: readonly string[]): Promise<DeliveryRecord[]> {
   const deliveries: DeliveryRecord[] = [];
   for (const pk of keys.filter((key) => key.startsWith('delivery#'))) {
     const item = await getItem(table, pk, 'read a delivery');
     if (item !== undefined) deliveries.push(toDelivery(item));
   }
   return deliveries.sort((a, b) => (a.receivedAt < b.receivedAt ? 1 : -1));
+}
+
+/**
+ * The keys of the jobs of a delivery id: those its deliveries planned, and any job the by-delivery index holds
+ * (jobs written before they left it).
+ */
+async function jobKeysOfDelivery(table: JobTableContext, deliveryId: string): Promise<string[]> {
+  const keys = await keysOfDelivery(table, deliveryId);
+  const planned = (await readDeliveries(table, keys)).flatMap((d) =>
+    d.jobs.map(({ jobId }) => jobKey(jobId)),
+  );
+  return [...new Set([...planned, ...keys.filter((key) => key.startsWith('job#'))])];
 }
 
 /** The jobs of one delivery id (a handful), filtered and paged in memory by the list's sort key. */
@@ -91,13 +107,7 @@ async function listDeliveryJobs(
   const limit = listLimit(query);
   const after =
     query.cursor === undefined ? undefined : listCursor.decode(query.cursor, stringFieldCursor('s'));
-  const keys = await keysOfDelivery(table, deliveryId);
-  const matching = (
-    await readJobs(
-      table,
-      keys.filter((key) => key.startsWith('job#')),
-    )
-  )
+  const matching = (await readJobs(table, await jobKeysOfDelivery(table, deliveryId)))
     .filter((job) => matchesListQuery(job, query) && (after === undefined || listSortKey(job) < after))
     .sort((a, b) => (listSortKey(a) < listSortKey(b) ? 1 : -1));
   const page = matching.slice(0, limit);
@@ -110,7 +120,7 @@ async function listDeliveryJobs(
   };
 }
 
-/** Keys of the items (deliveries and jobs) carrying this delivery id, through the by-delivery index. */
+/** Keys of the items carrying this delivery id (deliveries, and jobs written before), through by-delivery. */
 async function keysOfDelivery(table: JobTableContext, deliveryId: string): Promise<string[]> {
   const request = {
     query: {

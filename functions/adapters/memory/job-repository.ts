@@ -188,7 +188,10 @@ export class InMemoryJobRepository implements JobRepository {
     const job = this.jobs.get(claim.jobId);
     if (job === undefined || (job.status !== 'queued' && job.status !== 'processing')) return undefined;
     if (job.attempts >= claim.maxAttempts || heldByAnother(job, claim.owner, claim.nowMs)) return undefined;
-    const changes = transitions.claim(job, claim.owner, claim.leaseUntil);
+    const keep = claim.keepLeaseWithin;
+    const lease = job.leaseUntil ?? Number.NaN;
+    const kept = keep !== undefined && lease >= keep.from && lease <= keep.to;
+    const changes = transitions.claim(job, claim.owner, kept ? lease : claim.leaseUntil);
     const next = applyChanges(job, changes, new Date(this.now()).toISOString());
     this.jobs.set(job.jobId, clone(next));
     this.writes.push({ operation: 'claimJob', key: job.jobId });

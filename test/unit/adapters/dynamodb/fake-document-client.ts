@@ -18,6 +18,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   claimCondition,
+  claimKeepingLease,
   contentFreeOrOwn,
   deliveryClosable,
   deliveryNotEnqueued,
@@ -33,8 +34,14 @@ type Values = Record<string, unknown>;
 type CommandName = 'Put' | 'Get' | 'Update' | 'Query' | 'Scan' | 'BatchWrite' | 'BatchGet' | 'TransactWrite';
 
 /** The exception DynamoDB answers a failed condition with. */
-export const conditionFailed = (): ConditionalCheckFailedException =>
-  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+export const conditionFailed = (
+  old?: ConditionalCheckFailedException['Item'],
+): ConditionalCheckFailedException =>
+  new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: {},
+    ...(old === undefined ? {} : { Item: old }),
+  });
 
 /** Undefined attributes are dropped, as `removeUndefinedValues` does in the adapter's client. */
 const defined = (item: Item): Item =>
@@ -208,20 +215,24 @@ export class FakeJobTable {
         case leaseHeldBy:
           return item !== undefined && item.leaseOwner === values[':owner'] && item.openPk !== undefined;
         case claimCondition:
+          return claimable(item, values);
+        case claimKeepingLease:
           return (
-            item !== undefined &&
-            (item.status === values[':queued'] || item.status === values[':processing']) &&
-            (item.attempts as number) < (values[':max'] as number) &&
-            (item.leaseOwner === undefined ||
-              item.leaseOwner === values[':owner'] ||
-              item.leaseUntil === undefined ||
-              (item.leaseUntil as number) <= (values[':now'] as number))
+            claimable(item, values) &&
+            (item?.leaseUntil as number) >= (values[':keepFrom'] as number) &&
+            (item?.leaseUntil as number) <= (values[':keepTo'] as number)
           );
         default:
           throw new Error(`fake table: unexpected update condition ${String(input.ConditionExpression)}`);
       }
     })();
-    if (!holds || item === undefined) throw conditionFailed();
+    if (!holds || item === undefined) {
+      throw conditionFailed(
+        input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && item !== undefined
+          ? wire(item)
+          : undefined,
+      );
+    }
     const resolve = (token: string): string => names[token] ?? token;
     const expression = String(input.UpdateExpression);
     const match = /^SET (.+?)(?: REMOVE (.+))?$/.exec(expression);
@@ -358,4 +369,31 @@ function commandName(command: unknown): CommandName {
   if (command instanceof BatchGetCommand) return 'BatchGet';
   if (command instanceof TransactWriteCommand) return 'TransactWrite';
   throw new Error('fake table: unexpected command');
+}
+
+/** The claim's condition over an item (status, attempts left, lease free for `:owner` at `:now`). */
+function claimable(item: Item | undefined, values: Values): boolean {
+  return (
+    item !== undefined &&
+    (item.status === values[':queued'] || item.status === values[':processing']) &&
+    (item.attempts as number) < (values[':max'] as number) &&
+    (item.leaseOwner === undefined ||
+      item.leaseOwner === values[':owner'] ||
+      item.leaseUntil === undefined ||
+      (item.leaseUntil as number) <= (values[':now'] as number))
+  );
+}
+
+/** An item's strings and numbers in DynamoDB's wire format, as a failed condition's ALL_OLD carries it. */
+function wire(item: Item): Record<string, { S: string } | { N: string }> {
+  return Object.fromEntries(
+    Object.entries(item).flatMap(
+      ([name, value]): Array<[string, { S: string } | { N: string }]> =>
+        typeof value === 'number'
+          ? [[name, { N: String(value) }]]
+          : typeof value === 'string'
+            ? [[name, { S: value }]]
+            : [],
+    ),
+  );
 }
