@@ -76,12 +76,9 @@ export function holdLease(
       deps.log.warn('could not renew the lease', { jobId, code: reason.code, reason: reason.message });
     }
   };
-  const timer = setInterval(
-    () => {
-      beat = beat.then(renew);
-    },
-    renewalIntervalMs(deps.leaseMs),
-  );
+  const timer = setInterval(() => {
+    beat = beat.then(renew);
+  }, renewalIntervalMs(deps.leaseMs));
   timer.unref();
   return {
     stop: async () => {
