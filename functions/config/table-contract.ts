@@ -39,8 +39,9 @@ export const JOB_TABLE = {
   /** Non-key attributes the jobs-by-time index projects: what a list filters on. */
   jobsByTimeAttributes: ['integration', 'status', 'deliveryId'],
   /**
-   * GSI finding a delivery and its jobs by delivery id alone (`GET /v1/deliveries/{id}`): hash key
-   * `deliveryId`, which both items carry. Keys only: written once, when the item is created.
+   * GSI finding a delivery by delivery id alone (`GET /v1/deliveries/{id}`): hash key `deliveryId`, which
+   * deliveries carry (jobs keep theirs as `delivery` and are found through the delivery's record; jobs written
+   * before still carry `deliveryId`). Keys only: written once, when the item is created.
    */
   byDeliveryIndex: 'by-delivery',
   /** Hash key (S) of the by-delivery index. */
