@@ -189,10 +189,10 @@ describe('the window between recording a delivery and queueing its jobs', () => 
 });
 
 /**
- * What a kill in the middle of the local table's transaction leaves (dynalite writes its items one by one): the
- * delivery recorded closed, with only its first `written` jobs.
+ * What a kill between the ingest's writes leaves (the delivery is put, closed, before its jobs): the delivery
+ * recorded closed, with only its first `written` jobs.
  */
-async function cutTransaction(t: TestStack, title: string, jobCount: number, written: number) {
+async function cutIngest(t: TestStack, title: string, jobCount: number, written: number) {
   const deliveryId = `cut-${randomUUID()}`;
   const now = Date.now();
   const plans = Array.from({ length: jobCount }, () => ({
@@ -227,12 +227,12 @@ async function cutTransaction(t: TestStack, title: string, jobCount: number, wri
 }
 
 describe('when the queue emulator loses every message', () => {
-  it('a restarted stack completes a delivery whose transaction a kill cut short, one document a job', async () => {
+  it('a restarted stack completes a delivery a kill cut short between its writes, one document a job', async () => {
     const first = await startTestStack({ emulator: { seed: 14 }, startWorkers: false });
     let second: TestStack | undefined;
     try {
-      const none = await cutTransaction(first, 'Cut before its job', 1, 0);
-      const half = await cutTransaction(first, 'Cut between its jobs', 2, 1);
+      const none = await cutIngest(first, 'Cut before its job', 1, 0);
+      const half = await cutIngest(first, 'Cut between its jobs', 2, 1);
       await first.stop();
 
       second = await startTestStack({ dataDir: first.dataDir, emulator: { seed: 15 } });
