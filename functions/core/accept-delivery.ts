@@ -299,11 +299,14 @@ async function acceptDelivery(
   // content key, it is a duplicate of the delivery that holds the content. A failure once the delivery is written
   // throws (5xx) with jobs perhaps unwritten: the sender's retry is a duplicate and writes them (answerDuplicate).
   const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
-  const result = await deps.jobs.createDelivery(
-    record,
-    newJobRecords(record, now.getTime()),
-    delivery.contentKey,
-  );
+  const result = await deps.jobs
+    .createDelivery(record, newJobRecords(record, now.getTime()), delivery.contentKey)
+    .catch(async (error: unknown) => {
+      // Should nobody retry, the note reopens a delivery written without all its jobs for the reconciler
+      // (best effort; it changes nothing when no delivery was written).
+      await deps.jobs.markDeliverySendFailed(integration.id, deliveryId, receivedAt).catch(() => undefined);
+      throw error;
+    });
   if (result.created) {
     // The last call before the answer. Should it never happen (a crash), each job's first-pickup lease has
     // the reconciler send it (docs/architecture.md, "Queue").

@@ -7,6 +7,8 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobRepository } from '../../../functions/adapters/dynamodb/job-table';
 import { acceptWebhook, type IngestDeps, type WebhookRequest } from '../../../functions/core/accept-delivery';
 import { transitions } from '../../../functions/core/job';
+import { ENQUEUE_GRACE_MS } from '../../../functions/core/outbox';
+import { reconcile } from '../../../functions/core/reconcile';
 import { FakeJobTable } from '../adapters/dynamodb/fake-document-client';
 import { memoryBench, signedWebhook } from './support';
 
@@ -89,6 +91,22 @@ describe('a delivery whose writes fail part-way', () => {
     expect(b.table.items.get(deliveryId ?? '')).toHaveProperty('enqueuedAt');
     await acceptWebhook(b.ingest, request);
     expect(b.queue.jobIds).toHaveLength(2);
+  });
+
+  it('has the reconciler complete it after its grace when the sender never retries', async () => {
+    const b = dynamoBench();
+    const request = signedWebhook('releases', { name: 'v2', repo: 'r', draft: false });
+    b.table.failNext('Put', new Error('ProvisionedThroughputExceededException'), 2);
+    await expect(acceptWebhook(b.ingest, request)).rejects.toMatchObject({ code: 'JOB_STORE_UNAVAILABLE' });
+    const [deliveryKey] = [...b.table.items.keys()].filter((k) => k.startsWith('delivery#'));
+    // The ingest's note reopened the delivery it wrote without all its jobs.
+    expect(b.table.items.get(deliveryKey ?? '')).toHaveProperty('openPk');
+    const deps = { jobs: b.jobs, queue: b.queue, log: b.log, leaseMs: 60_000, now: b.clock.now };
+    await expect(reconcile(deps)).resolves.toMatchObject({ deliveriesCompleted: 0 });
+    b.clock.advance(ENQUEUE_GRACE_MS + 1);
+    await expect(reconcile(deps)).resolves.toMatchObject({ deliveriesCompleted: 1 });
+    expect(b.table.items.get('job#job-2')).toMatchObject({ status: 'queued' });
+    expect(b.queue.jobIds.sort()).toEqual(['job-1', 'job-2']);
   });
 
   it('lets a first attempt still writing meet its own retry: the job the retry wrote and a worker took is kept', async () => {
