@@ -121,6 +121,44 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     expect(await storedProblems(t, t.emulator.stats(), [job as NonNullable<typeof job>])).toEqual([]);
   });
 
+  it('answers 503 when a job cannot be written after its delivery, and the sender’s retry writes and queues it', async () => {
+    // The table refuses the ingest's first job put (the delivery's put went through), as a network error would.
+    const refused: string[] = [];
+    t.stack.clients.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        const kind = (args.input as { Item?: { kind?: unknown } }).Item?.kind;
+        const isJob = kind === 'job' || (kind as { S?: unknown } | undefined)?.S === 'job';
+        if (refused.length === 0 && context.commandName === 'PutItemCommand' && isJob) {
+          refused.push(String(context.commandName));
+          throw Object.assign(new Error('connect ECONNREFUSED (injected by the test)'), {
+            name: 'NetworkingError',
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'testJobPutOutage' },
+    );
+    const webhookId = `msg_${randomUUID()}`;
+    const first = await postNote(t, { title: 'Job put refused' }, webhookId);
+    expect(first.status).toBe(503);
+    expect(refused).toHaveLength(1);
+    // The delivery is recorded without its job, and nothing is queued.
+    const recorded = await t.stack.jobs.getDelivery('internal-notes', webhookId);
+    const jobId = recorded?.jobs[0]?.jobId as string;
+    expect(await t.stack.jobs.getJob(jobId)).toBeUndefined();
+    expect(await t.queueCounts()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+
+    const retried = await postNote(t, { title: 'Job put refused' }, webhookId);
+
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual({ deliveryId: webhookId, jobs: [{ jobId, rule: 'note' }], duplicate: true });
+    const [job] = await waitForFinal(t, [jobId], 30_000);
+    expect(job?.status).toBe('stored');
+    expect((await t.stack.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
+    await waitForQueueDrained(t, 20_000);
+    expect(t.emulator.stats().documentsCreated).toBe(1);
+  });
+
   it('completes, after the grace period, deliveries an ingest recorded and then died on (with or without their jobs)', async () => {
     // Both recorded at one instant; the reconciler is asked about explicit instants (no sleep, no clock race).
     const recordedAt = Date.now();
