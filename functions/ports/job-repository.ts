@@ -138,8 +138,9 @@ export interface JobRepository {
   /** The delivery with that id, if seen. */
   getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
   /**
-   * Notes that the delivery's messages could not be sent, and opens it again for its grace, so the reconciler
-   * completes it if nobody retries (best effort: each job's first-pickup lease covers a failure here).
+   * Notes that the delivery's messages could not be sent (or its jobs written), and opens it again for its
+   * grace, so the reconciler completes it if nobody retries (best effort: each job's first-pickup lease covers
+   * a failure here).
    */
   markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void>;
   /**
