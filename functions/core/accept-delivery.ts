@@ -24,7 +24,7 @@ import { bodyType, decodeBody } from './body';
 import { contentKey, type DeliveryOrigin, resolveDeliveryId } from './delivery-id';
 import { DeliveryRefusedError } from './errors';
 import { type DeliveryRecord, newJobRecords, type PlannedJob } from './job';
-import { completeOutbox, resendWaiting, withinGrace } from './outbox';
+import { completeOutbox, completeWithinGrace, withinGrace } from './outbox';
 import { type DeliveryPayload, MAX_SEALED_PAYLOAD_BYTES, sealPayload } from './payload';
 
 /** What accepting a delivery needs. */
@@ -296,13 +296,17 @@ async function acceptDelivery(
     ...(rule.config.template.fileId === undefined ? {} : { templateFileId: rule.config.template.fileId }),
   }));
   // The same signed content under another id is a replay (or a sender's redelivery with a new id): with a
-  // content key, it is a duplicate of the delivery that holds the content.
+  // content key, it is a duplicate of the delivery that holds the content. A failure once the delivery is written
+  // throws (5xx) with jobs perhaps unwritten: the sender's retry is a duplicate and writes them (answerDuplicate).
   const record = { integration: integration.id, deliveryId, receivedAt, jobs: planned, sealedPayload };
-  const result = await deps.jobs.createDelivery(
-    record,
-    newJobRecords(record, now.getTime()),
-    delivery.contentKey,
-  );
+  const result = await deps.jobs
+    .createDelivery(record, newJobRecords(record, now.getTime()), delivery.contentKey)
+    .catch(async (error: unknown) => {
+      // Should nobody retry, the note reopens a delivery written without all its jobs for the reconciler
+      // (best effort; it changes nothing when no delivery was written).
+      await deps.jobs.markDeliverySendFailed(integration.id, deliveryId, receivedAt).catch(() => undefined);
+      throw error;
+    });
   if (result.created) {
     // The last call before the answer. Should it never happen (a crash), each job's first-pickup lease has
     // the reconciler send it (docs/architecture.md, "Queue").
@@ -330,13 +334,12 @@ async function answerDuplicate(
   // A content key whose delivery is not recorded: its first attempt failed before recording it, and its
   // sender's retry (under its own id) records it. Nothing is made for this copy.
   const existing = known ?? (await deps.jobs.getDelivery(integration, deliveryId));
-  // The first attempt may not have got its messages out (the queue failed and the sender was told so, or it
-  // crashed): send what still waits now, so "duplicate" never stands for "nothing queued". Within the grace
-  // the first attempt may still be at work: only the jobs of one that noted a failed send are sent (no job is
-  // written); a crash is the reconciler's once the grace is over. After it, the outbox is completed here.
+  // The first attempt may not have written all its jobs (a failure or crash between the delivery's put and
+  // theirs, answered no 2xx) or sent them: write and send what is missing, so "duplicate" never stands for
+  // "not all queued". Within the grace, jobs all written are resent only after a noted failed send.
   if (existing !== undefined && existing.enqueuedAt === undefined) {
     if (!withinGrace(existing, now.getTime())) await completeOutbox(deps, existing, now.getTime());
-    else if (existing.sendFailedAt !== undefined) await resendWaiting(deps, existing);
+    else await completeWithinGrace(deps, existing, now.getTime());
   }
   return {
     status: 200,

@@ -126,7 +126,7 @@ export interface DeliveryRecord {
   jobs: PlannedJob[];
   /** Set once the reconciler completed its outbox (after its grace): a duplicate before then may send again. */
   enqueuedAt?: string;
-  /** Set by an ingest whose messages could not be sent (it answered 5xx): the sender's retry sends them. */
+  /** Set by an ingest that answered 5xx after writing it (jobs not all written or sent): its retry sends them. */
   sendFailedAt?: string;
   /** The payload, sealed (payload.ts): kept so any job of the delivery can be sent again or replayed. */
   sealedPayload: string;

@@ -1,7 +1,7 @@
 /**
- * Completing a delivery's outbox, used by the ingest (a duplicate whose first attempt did not get its messages
- * out), the event ingest and the reconciler: write the missing job records, send each job still waiting for its
- * first pickup, mark the delivery enqueued. Every step is idempotent; twice costs only duplicate messages.
+ * Completing a delivery's outbox, used by the ingest (a duplicate whose first attempt did not write all its jobs
+ * or send them), the event ingest and the reconciler: write the missing job records, send each job still waiting
+ * for its first pickup, mark the delivery enqueued. Every step is idempotent; twice costs only duplicate messages.
  * Which deliveries stay open for this, and for how long: docs/architecture.md, "Queue".
  */
 import type { JobQueue } from '../ports/job-queue';
@@ -15,8 +15,8 @@ export interface OutboxDeps {
 }
 
 /**
- * How long a new delivery belongs to the ingest that recorded it: its jobs are written and sent by that
- * ingest alone, and the reconciler leaves it alone. Longer than any ingest may run (API Gateway's 30 s).
+ * How long a new delivery belongs to the ingest that recorded it (and to its sender's retries, which write what
+ * it could not): the reconciler leaves it alone. Longer than any ingest may run (API Gateway's 30 s).
  */
 export const ENQUEUE_GRACE_MS = 60_000;
 
@@ -37,25 +37,45 @@ export async function completeOutbox(
   const ensured = await deps.jobs.ensureJobs(newJobRecords(delivery, nowMs));
   const send =
     options.resendUntouched === false ? ensured.created : [...ensured.created, ...ensured.untouched];
+  await sendAndMark(deps, delivery, send, nowMs);
+  return send;
+}
+
+/**
+ * A duplicate's part within the delivery's grace: planned jobs found missing (the first attempt failed or died
+ * between the delivery's write and its jobs', so its sender was answered no 2xx) are written and, with those
+ * still waiting, sent, and the delivery marked. With none missing, only a first attempt that noted a failed
+ * send has its waiting jobs sent again. Returns the ids of the jobs it sent.
+ */
+export async function completeWithinGrace(
+  deps: OutboxDeps,
+  delivery: OutboxDelivery & Pick<DeliveryRecord, 'sendFailedAt'>,
+  nowMs: number,
+): Promise<string[]> {
+  // A first attempt still at work (its sender retried before its answer) is no race: both put a job only
+  // where none is, and a job sent twice is claimed once.
+  const ensured = await deps.jobs.ensureJobs(newJobRecords(delivery, nowMs));
+  const send = [...ensured.created, ...ensured.untouched];
+  if (ensured.created.length > 0) await sendAndMark(deps, delivery, send, nowMs);
+  else if (delivery.sendFailedAt !== undefined && send.length > 0) await deps.queue.send(send);
+  else return [];
+  return send;
+}
+
+async function sendAndMark(
+  deps: OutboxDeps,
+  delivery: OutboxDelivery,
+  send: readonly string[],
+  nowMs: number,
+): Promise<void> {
   if (send.length > 0) await deps.queue.send(send);
   await deps.jobs.markDeliveryEnqueued(
     delivery.integration,
     delivery.deliveryId,
     new Date(nowMs).toISOString(),
   );
-  return send;
 }
 
-/**
- * Within the delivery's grace (its recording ingest may still be at work): sends a message for each of its
- * jobs that exists and waits for its first pickup, and writes nothing. A sender's retry after an ingest that
- * failed to send gets its jobs moving at once; jobs not written yet are the reconciler's after the grace.
- */
-export async function resendWaiting(deps: OutboxDeps, delivery: OutboxDelivery): Promise<void> {
-  const waiting = await deps.jobs.waitingJobs(delivery.jobs.map(({ jobId }) => jobId));
-  if (waiting.length > 0) await deps.queue.send(waiting);
-}
-
-/** True while the delivery is within its grace: only its recording ingest writes its jobs. */
+/** True while the delivery is within its grace: the reconciler leaves it to its ingest and its sender's retries. */
 export const withinGrace = (delivery: Pick<DeliveryRecord, 'receivedAt'>, nowMs: number): boolean =>
   nowMs < Date.parse(delivery.receivedAt) + ENQUEUE_GRACE_MS;

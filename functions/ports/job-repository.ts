@@ -121,10 +121,11 @@ export interface JobClaim {
 export interface JobRepository {
   /**
    * Records a delivery with its job records, unless it was seen before: its id, or, with a `contentKey`
-   * (core/delivery-id.ts), its content under another id. A duplicate writes nothing. All or nothing: two
-   * concurrent calls for one delivery make one set of jobs. A content key is kept as long as deliveries are
-   * (the table's retention). Written in one write with every job it plans (`holdsEveryPlannedJob`), the delivery
-   * is recorded closed and its jobs lose `closesDelivery`; otherwise it stays open (listed by `listStranded` once
+   * (core/delivery-id.ts), its content under another id. A duplicate writes no job; two concurrent calls for
+   * one delivery make one set of jobs. Not all or nothing: a failure after the delivery's write throws, its jobs
+   * perhaps unwritten, and its duplicate's answer writes them (core/outbox.ts). A content key is kept as long as
+   * deliveries are (the table's retention). Given every job it plans (`holdsEveryPlannedJob`), the delivery is
+   * recorded closed and its jobs lose `closesDelivery`; otherwise it stays open (listed by `listStranded` once
    * its grace has run out) until closed or marked enqueued.
    */
   createDelivery(
@@ -142,8 +143,9 @@ export interface JobRepository {
   /** The delivery with that id, if seen. */
   getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
   /**
-   * Notes that the delivery's messages could not be sent, and opens it again for its grace, so the reconciler
-   * completes it if nobody retries (best effort: each job's first-pickup lease covers a failure here).
+   * Notes that the delivery's messages could not be sent (or its jobs written), and opens it again for its
+   * grace, so the reconciler completes it if nobody retries (best effort: each job's first-pickup lease covers
+   * a failure here).
    */
   markDeliverySendFailed(integration: string, deliveryId: string, at: string): Promise<void>;
   /**

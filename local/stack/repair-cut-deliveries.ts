@@ -1,7 +1,7 @@
 /**
- * The local table's start-up repair of transactions a kill cut short: dynalite writes a transaction's items
- * one by one, so a kill can leave a delivery recorded closed without all its jobs. Such a delivery is opened
- * again, due now, and the start-up reconciler completes its outbox (writes the missing jobs and sends them).
+ * The local table's start-up repair of deliveries a kill cut short: the ingest puts a delivery, closed, before
+ * its jobs, so a kill between them leaves it without all its jobs (and its sender unanswered). Such a delivery
+ * is opened again, due now, and the start-up reconciler completes its outbox (writes the missing jobs, sends).
  */
 import {
   type AttributeValue,
@@ -27,8 +27,8 @@ interface ClosedDelivery {
 }
 
 /**
- * Reopens the deliveries a kill may have cut: only those received within ENQUEUE_GRACE_MS of the newest (a
- * transaction in flight at the kill is among them), and only when a planned job is missing. Returns how many.
+ * Reopens the deliveries a kill may have cut: only those received within ENQUEUE_GRACE_MS of the newest (an
+ * ingest in flight at the kill is among them), and only when a planned job is missing. Returns how many.
  */
 export async function reopenCutDeliveries(ddb: DynamoDBClient, table: string): Promise<number> {
   const closed = await closedDeliveries(ddb, table);
@@ -57,7 +57,7 @@ export async function reopenCutDeliveries(ddb: DynamoDBClient, table: string): P
   return reopened;
 }
 
-/** Every delivery recorded closed and not marked enqueued: what a cut transaction leaves. */
+/** Every delivery recorded closed and not marked enqueued: what a cut ingest leaves. */
 async function closedDeliveries(ddb: DynamoDBClient, table: string): Promise<ClosedDelivery[]> {
   const found: ClosedDelivery[] = [];
   let startKey: Record<string, AttributeValue> | undefined;

@@ -121,6 +121,44 @@ describe('the window between recording a delivery and queueing its jobs', () => 
     expect(await storedProblems(t, t.emulator.stats(), [job as NonNullable<typeof job>])).toEqual([]);
   });
 
+  it('answers 503 when a job cannot be written after its delivery, and the sender’s retry writes and queues it', async () => {
+    // The table refuses the ingest's first job put (the delivery's put went through), as a network error would.
+    const refused: string[] = [];
+    t.stack.clients.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        const kind = (args.input as { Item?: { kind?: unknown } }).Item?.kind;
+        const isJob = kind === 'job' || (kind as { S?: unknown } | undefined)?.S === 'job';
+        if (refused.length === 0 && context.commandName === 'PutItemCommand' && isJob) {
+          refused.push(String(context.commandName));
+          throw Object.assign(new Error('connect ECONNREFUSED (injected by the test)'), {
+            name: 'NetworkingError',
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'testJobPutOutage' },
+    );
+    const webhookId = `msg_${randomUUID()}`;
+    const first = await postNote(t, { title: 'Job put refused' }, webhookId);
+    expect(first.status).toBe(503);
+    expect(refused).toHaveLength(1);
+    // The delivery is recorded without its job, and nothing is queued.
+    const recorded = await t.stack.jobs.getDelivery('internal-notes', webhookId);
+    const jobId = recorded?.jobs[0]?.jobId as string;
+    expect(await t.stack.jobs.getJob(jobId)).toBeUndefined();
+    expect(await t.queueCounts()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+
+    const retried = await postNote(t, { title: 'Job put refused' }, webhookId);
+
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual({ deliveryId: webhookId, jobs: [{ jobId, rule: 'note' }], duplicate: true });
+    const [job] = await waitForFinal(t, [jobId], 30_000);
+    expect(job?.status).toBe('stored');
+    expect((await t.stack.jobs.getDelivery('internal-notes', webhookId))?.enqueuedAt).toBeDefined();
+    await waitForQueueDrained(t, 20_000);
+    expect(t.emulator.stats().documentsCreated).toBe(1);
+  });
+
   it('completes, after the grace period, deliveries an ingest recorded and then died on (with or without their jobs)', async () => {
     // Both recorded at one instant; the reconciler is asked about explicit instants (no sleep, no clock race).
     const recordedAt = Date.now();
@@ -189,10 +227,10 @@ describe('the window between recording a delivery and queueing its jobs', () => 
 });
 
 /**
- * What a kill in the middle of the local table's transaction leaves (dynalite writes its items one by one): the
- * delivery recorded closed, with only its first `written` jobs.
+ * What a kill between the ingest's writes leaves (the delivery is put, closed, before its jobs): the delivery
+ * recorded closed, with only its first `written` jobs.
  */
-async function cutTransaction(t: TestStack, title: string, jobCount: number, written: number) {
+async function cutIngest(t: TestStack, title: string, jobCount: number, written: number) {
   const deliveryId = `cut-${randomUUID()}`;
   const now = Date.now();
   const plans = Array.from({ length: jobCount }, () => ({
@@ -227,12 +265,12 @@ async function cutTransaction(t: TestStack, title: string, jobCount: number, wri
 }
 
 describe('when the queue emulator loses every message', () => {
-  it('a restarted stack completes a delivery whose transaction a kill cut short, one document a job', async () => {
+  it('a restarted stack completes a delivery a kill cut short between its writes, one document a job', async () => {
     const first = await startTestStack({ emulator: { seed: 14 }, startWorkers: false });
     let second: TestStack | undefined;
     try {
-      const none = await cutTransaction(first, 'Cut before its job', 1, 0);
-      const half = await cutTransaction(first, 'Cut between its jobs', 2, 1);
+      const none = await cutIngest(first, 'Cut before its job', 1, 0);
+      const half = await cutIngest(first, 'Cut between its jobs', 2, 1);
       await first.stop();
 
       second = await startTestStack({ dataDir: first.dataDir, emulator: { seed: 15 } });

@@ -1,9 +1,9 @@
 /**
- * Writes of deliveries, the outbox: a delivery with its jobs (and its content key) in one transaction,
- * conditionally on being new, or in steps when it has more jobs than a transaction holds; then its marks.
+ * Writes of deliveries, the outbox: a delivery recorded in plain conditional writes (content key, delivery, its
+ * jobs), no transaction (it bills every item twice: docs/decisions.md); then its marks.
  */
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type DeliveryRecord, holdsEveryPlannedJob, type JobRecord, withoutCloser } from '../../core/job';
 import type { CreateDeliveryResult } from '../../ports/job-repository';
 import {
@@ -15,28 +15,15 @@ import {
 } from './conditions';
 import { JobStoreError } from './errors';
 import { contentItemKey, deliveryItem, deliveryKey, jobItem, openShard, toDelivery, ttlOf } from './keys';
-import { inRounds } from './paging';
 import { getItem, type JobTableContext } from './table';
 
-/** DynamoDB's limits per TransactWriteItems and BatchWriteItem request. */
-const TRANSACT_WRITE_MAX = 100;
-const BATCH_WRITE_MAX = 25;
-/** A cancellation reason's code for an item whose condition did not hold. */
-const CONDITION_FAILED = 'ConditionalCheckFailed';
-
-/** A put with its condition, alone (PutItem) or in a transaction. */
-interface ConditionalPut {
-  TableName: string;
-  Item: Record<string, unknown>;
-  ConditionExpression: string;
-  ExpressionAttributeValues?: Record<string, unknown>;
-  ReturnValuesOnConditionCheckFailure?: 'ALL_OLD';
-}
+/** Job puts in flight at once. */
+const JOB_PUTS_AT_ONCE = 25;
 
 /**
- * Records a delivery with its job records (and its content key), unless it was seen before: one
- * TransactWriteItems of conditional puts for the content key and the delivery and plain puts for the jobs,
- * or, past a transaction's size, in steps (content key, delivery, jobs in batches: core/outbox.ts).
+ * Records a delivery with its job records (and its content key), unless it was seen before: conditional puts
+ * of the content key, then the delivery, then the jobs. A failure after the delivery's put throws, leaving
+ * jobs unwritten, before any 2xx: the sender's retry, a duplicate, writes them (core/accept-delivery.ts).
  */
 export async function createDelivery(
   table: JobTableContext,
@@ -44,70 +31,67 @@ export async function createDelivery(
   jobs: readonly JobRecord[],
   contentKey?: string,
 ): Promise<CreateDeliveryResult> {
-  const claim = contentKey === undefined ? undefined : contentClaim(table, delivery, contentKey);
-  if ((claim === undefined ? 1 : 2) + jobs.length > TRANSACT_WRITE_MAX)
-    return createDeliveryInSteps(table, delivery, jobs, claim);
-  // With every planned job in the same transaction the delivery is born closed: nothing to close later.
-  const atOnce = holdsEveryPlannedJob(delivery, jobs);
+  if (contentKey !== undefined) {
+    const holder = await claimContent(table, delivery, contentKey);
+    if (holder !== delivery.deliveryId) return { created: false, duplicateOf: holder };
+  }
+  // Given every planned job, the delivery is recorded closed: each job's first-pickup lease covers its message.
+  const closed = holdsEveryPlannedJob(delivery, jobs);
   try {
     await table.ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          ...(claim === undefined ? [] : [{ Put: claim }]),
-          { Put: deliveryPut(table, delivery, atOnce) },
-          ...jobs.map((job) => ({
-            Put: { TableName: table.tableName, Item: jobItem(atOnce ? withoutCloser(job) : job, table) },
-          })),
-        ],
+      new PutCommand({
+        TableName: table.tableName,
+        Item: deliveryItem(delivery, table, !closed && delivery.enqueuedAt === undefined),
+        ConditionExpression: itemDoesNotExist,
       }),
     );
-    return { created: true };
-  } catch (error) {
-    if (!(error instanceof TransactionCanceledException))
-      throw new JobStoreError('record the delivery', error);
-    const [first, second] = error.CancellationReasons ?? [];
-    const claimFailed = claim !== undefined && first?.Code === CONDITION_FAILED;
-    if (claimFailed) {
-      const old = first?.Item;
-      const holder =
-        old?.holder?.S ?? old?.deliveryId?.S ?? (await contentHolder(table, String(claim.Item.pk)));
-      if (holder !== undefined && holder !== delivery.deliveryId)
-        return { created: false, duplicateOf: holder };
-    }
-    const deliveryFailed = (claim === undefined ? first : second)?.Code === CONDITION_FAILED;
-    if (deliveryFailed || claimFailed) return duplicateOf(table, delivery, error);
-    // A concurrent attempt at the same delivery (TransactionConflict) or throttling: the sender retries.
-    throw new JobStoreError('record the delivery', error);
-  }
-}
-
-/** createDelivery for a delivery with more jobs than one transaction holds. */
-async function createDeliveryInSteps(
-  table: JobTableContext,
-  delivery: DeliveryRecord,
-  jobs: readonly JobRecord[],
-  claim: ConditionalPut | undefined,
-): Promise<CreateDeliveryResult> {
-  if (claim !== undefined) {
-    try {
-      await table.ddb.send(new PutCommand(claim));
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException))
-        throw new JobStoreError('claim a content key', error);
-      const holder = await contentHolder(table, String(claim.Item.pk));
-      if (holder !== undefined && holder !== delivery.deliveryId)
-        return { created: false, duplicateOf: holder };
-    }
-  }
-  try {
-    await table.ddb.send(new PutCommand(deliveryPut(table, delivery)));
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException))
       throw new JobStoreError('record the delivery', error);
     return duplicateOf(table, delivery, error);
   }
-  await writeNewJobs(table, jobs);
+  await putNewJobs(table, closed ? jobs.map(withoutCloser) : jobs);
   return { created: true };
+}
+
+/**
+ * Claims the content key for the delivery (free, or its own already: a retry of it) and returns its holder:
+ * the delivery itself, or the other delivery id that holds it.
+ */
+async function claimContent(
+  table: JobTableContext,
+  delivery: DeliveryRecord,
+  contentKey: string,
+): Promise<string> {
+  const pk = contentItemKey(delivery.integration, contentKey);
+  try {
+    await table.ddb.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          pk,
+          kind: 'content',
+          integration: delivery.integration,
+          // Not `deliveryId`: that would put the key in the by-delivery index, a write for nothing.
+          holder: delivery.deliveryId,
+          ttl: ttlOf(table),
+        },
+        ConditionExpression: contentFreeOrOwn,
+        ExpressionAttributeValues: { ':deliveryId': delivery.deliveryId },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return delivery.deliveryId;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException))
+      throw new JobStoreError('claim a content key', error);
+    // The old item comes with the failure on DynamoDB (wire format); an emulator may leave it out.
+    const old = error.Item;
+    const holder = old?.holder?.S ?? old?.deliveryId?.S ?? (await contentHolder(table, pk));
+    // Held by nobody now: its TTL ran out between the put and the read; the sender's retry claims it.
+    if (holder === undefined) throw new JobStoreError('claim a content key', error);
+    return holder;
+  }
 }
 
 /** The answer for a delivery found recorded: a duplicate of itself, with its record as it stands. */
@@ -121,36 +105,6 @@ async function duplicateOf(
   return { created: false, duplicateOf: delivery.deliveryId, existing };
 }
 
-const deliveryPut = (
-  table: JobTableContext,
-  delivery: DeliveryRecord,
-  withAllJobs = false,
-): ConditionalPut => ({
-  TableName: table.tableName,
-  Item: deliveryItem(delivery, table, !withAllJobs && delivery.enqueuedAt === undefined),
-  ConditionExpression: itemDoesNotExist,
-});
-
-/** The put of a content key for a delivery: free, or already its own (a retry of the same delivery). */
-const contentClaim = (
-  table: JobTableContext,
-  delivery: DeliveryRecord,
-  contentKey: string,
-): ConditionalPut => ({
-  TableName: table.tableName,
-  Item: {
-    pk: contentItemKey(delivery.integration, contentKey),
-    kind: 'content',
-    integration: delivery.integration,
-    // Not `deliveryId`: that would put the key in the by-delivery index, a write for nothing.
-    holder: delivery.deliveryId,
-    ttl: ttlOf(table),
-  },
-  ConditionExpression: contentFreeOrOwn,
-  ExpressionAttributeValues: { ':deliveryId': delivery.deliveryId },
-  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-});
-
 /** The delivery id holding a content key, if any does. */
 async function contentHolder(table: JobTableContext, pk: string): Promise<string | undefined> {
   const item = await getItem(table, pk, 'read a content key');
@@ -158,18 +112,29 @@ async function contentHolder(table: JobTableContext, pk: string): Promise<string
   return typeof holder === 'string' ? holder : undefined;
 }
 
-/** Puts job records with BatchWriteItem, 25 a request, putting back what DynamoDB left unprocessed. */
-async function writeNewJobs(table: JobTableContext, jobs: readonly JobRecord[]): Promise<void> {
-  for (let start = 0; start < jobs.length; start += BATCH_WRITE_MAX) {
-    const requests = jobs
-      .slice(start, start + BATCH_WRITE_MAX)
-      .map((job) => ({ PutRequest: { Item: jobItem(job, table) } }));
-    await inRounds(requests, 'record jobs', async (left) => {
-      const result = await table.ddb.send(
-        new BatchWriteCommand({ RequestItems: { [table.tableName]: left as never } }),
-      );
-      return (result.UnprocessedItems?.[table.tableName] ?? []) as typeof left;
-    });
+/**
+ * Puts new job records, each only where no job is: a sender's retry completing this delivery (its duplicate)
+ * may have written one already, and a worker may hold it; a blind put (BatchWriteItem) would reset it.
+ */
+async function putNewJobs(table: JobTableContext, jobs: readonly JobRecord[]): Promise<void> {
+  for (let start = 0; start < jobs.length; start += JOB_PUTS_AT_ONCE) {
+    await Promise.all(
+      jobs.slice(start, start + JOB_PUTS_AT_ONCE).map(async (job) => {
+        try {
+          await table.ddb.send(
+            new PutCommand({
+              TableName: table.tableName,
+              Item: jobItem(job, table),
+              ConditionExpression: itemDoesNotExist,
+            }),
+          );
+        } catch (error) {
+          // Written meanwhile by the duplicate that completes this delivery, which sends it too.
+          if (!(error instanceof ConditionalCheckFailedException))
+            throw new JobStoreError('record jobs', error);
+        }
+      }),
+    );
   }
 }
 

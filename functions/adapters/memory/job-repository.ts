@@ -85,7 +85,7 @@ export class InMemoryJobRepository implements JobRepository {
     const existing = this.deliveries.get(key);
     if (existing !== undefined)
       return { created: false, duplicateOf: delivery.deliveryId, existing: clone(existing.record) };
-    // One transaction on DynamoDB: recorded as one write, closed when it holds every planned job.
+    // All at once here (DynamoDB writes them in turn), closed when it holds every planned job.
     const atOnce = holdsEveryPlannedJob(delivery, jobs);
     if (content !== undefined) this.contents.set(content, delivery.deliveryId);
     this.deliveries.set(key, { record: clone(delivery), open: !atOnce, leaseUntil: this.graceEnd() });

@@ -58,7 +58,7 @@ describe('acceptWebhook', () => {
     );
     expect(JSON.parse(payload.bodyText)).toEqual({ name: 'v1', repo: 'r', draft: false });
     expect(payload.headers['x-signature']).toBeUndefined();
-    // Two calls before the answer: the delivery with its jobs (one transaction on DynamoDB), then the messages.
+    // Two calls before the answer: the delivery with its jobs (puts in turn on DynamoDB), then the messages.
     expect(b.jobs.writes.map((w) => w.operation)).toEqual(['createDelivery']);
   });
 
@@ -177,9 +177,9 @@ describe('acceptWebhook', () => {
     expect((await b.jobs.getDelivery('notes', 'n-6'))?.sendFailedAt).toBeUndefined();
   });
 
-  it('writes no job for a duplicate within the grace of a first attempt that died, and completes the outbox after it', async () => {
+  it('writes and sends the missing jobs of a duplicate within the grace of a first attempt that died before writing them', async () => {
     const b = memoryBench();
-    // A first attempt that recorded the delivery and died before writing its jobs.
+    // A first attempt that recorded the delivery and died before writing its jobs (its sender got no 2xx).
     await b.jobs.createDelivery(
       {
         integration: 'notes',
@@ -194,14 +194,35 @@ describe('acceptWebhook', () => {
       b.ingest,
       signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }),
     );
-    expect(within.body).toMatchObject({ duplicate: true, jobs: [{ jobId: 'job-0' }] });
-    expect(b.queue.jobIds).toEqual([]);
-    expect(await b.jobs.getJob('job-0')).toBeUndefined();
-    b.clock.advance(ENQUEUE_GRACE_MS);
-    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }));
+    expect(within).toEqual({
+      status: 200,
+      body: { deliveryId: 'n-3', jobs: [{ jobId: 'job-0', rule: 'invoice' }], duplicate: true },
+    });
     expect(b.queue.jobIds).toEqual(['job-0']);
     expect((await b.jobs.getJob('job-0'))?.status).toBe('queued');
     expect((await b.jobs.getDelivery('notes', 'n-3'))?.enqueuedAt).toBeDefined();
+    // Complete: a later copy sends nothing more.
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-3', customer: 'A', number: '1' }));
+    expect(b.queue.jobIds).toEqual(['job-0']);
+  });
+
+  it('completes the outbox of a duplicate after the grace, writing its missing jobs', async () => {
+    const b = memoryBench();
+    await b.jobs.createDelivery(
+      {
+        integration: 'notes',
+        deliveryId: 'n-4',
+        receivedAt: new Date(b.clock.ms).toISOString(),
+        jobs: [{ jobId: 'job-0', rule: 'invoice', templateId: '9001' }],
+        sealedPayload: 's',
+      },
+      [],
+    );
+    b.clock.advance(ENQUEUE_GRACE_MS);
+    await acceptWebhook(b.ingest, signedWebhook('notes', { id: 'n-4', customer: 'A', number: '1' }));
+    expect(b.queue.jobIds).toEqual(['job-0']);
+    expect((await b.jobs.getJob('job-0'))?.status).toBe('queued');
+    expect((await b.jobs.getDelivery('notes', 'n-4'))?.enqueuedAt).toBeDefined();
   });
 
   it('answers the same signed content under a new unsigned id as a duplicate of the first (a replay)', async () => {

@@ -153,8 +153,8 @@ export function signedWebhook(
 }
 
 /**
- * Leaves a delivery as the in-steps path records it (more jobs than one transaction holds): open, its grace
- * running from now, its last planned job marked to close it on its first pickup.
+ * Leaves a delivery as one recorded open (given fewer jobs than it plans, as the in-steps path once did): its
+ * grace running from now, its last planned job marked to close it on its first pickup.
  */
 export function recordedInSteps(jobs: InMemoryJobRepository, integration: string, deliveryId: string): void {
   const stored = jobs.deliveries.get(`${integration}#${deliveryId}`);

@@ -1,6 +1,6 @@
 /**
  * A hand fake of DynamoDBDocumentClient for the job table's unit tests: `send` interprets the Put, Get,
- * Update, Query, Scan and TransactWrite (puts only, all or nothing) commands the adapter issues on a Map of items, with the conditions it writes (an
+ * Update, Query, Scan, Batch and TransactWrite (puts only, all or nothing) commands the adapter issues on a Map of items, with the conditions it writes (an
  * unknown condition fails the test, so a change to the adapter's expressions is noticed). The open-jobs index
  * projects keys only, as the real table's does. Faults are injected per command.
  */
@@ -58,16 +58,16 @@ export class FakeJobTable {
   afterQuery: (() => void) | undefined;
   /** How many of the next batch requests leave their last item unprocessed (DynamoDB's throttling answer). */
   unprocessedBatches = 0;
-  private readonly faults: Array<{ name: CommandName; error: unknown }> = [];
+  private readonly faults: Array<{ name: CommandName; error: unknown; after: number }> = [];
 
   /** The fake as the client type the adapter takes (it only ever calls `send`). */
   get client(): DynamoDBDocumentClient {
     return { send: (command: unknown) => this.send(command) } as unknown as DynamoDBDocumentClient;
   }
 
-  /** Makes the next command of that kind throw `error`. */
-  failNext(name: CommandName, error: unknown): void {
-    this.faults.push({ name, error });
+  /** Makes the next command of that kind throw `error`, or the one after `after` more of that kind succeed. */
+  failNext(name: CommandName, error: unknown, after = 0): void {
+    this.faults.push({ name, error, after });
   }
 
   /** Commands of one kind sent so far. */
@@ -79,8 +79,9 @@ export class FakeJobTable {
     const name = commandName(command);
     const input = (command as { input: Record<string, unknown> }).input;
     this.sent.push({ name, input: structuredClone(input) });
-    const fault = this.faults.findIndex((f) => f.name === name);
-    if (fault >= 0) throw this.faults.splice(fault, 1)[0]?.error;
+    const fault = this.faults.find((f) => f.name === name);
+    if (fault !== undefined && fault.after > 0) fault.after -= 1;
+    else if (fault !== undefined) throw this.faults.splice(this.faults.indexOf(fault), 1)[0]?.error;
     switch (name) {
       case 'Put':
         return this.put(input);
@@ -189,10 +190,17 @@ export class FakeJobTable {
     };
   }
 
+  /** A put; a failed condition comes with the old item (wire format, as the document client leaves it) if asked. */
   private put(input: Record<string, unknown>): object {
     const item = defined(input.Item as Item);
     const pk = String(item.pk);
-    if (!this.putHolds(input, this.items.get(pk))) throw conditionFailed();
+    const existing = this.items.get(pk);
+    if (!this.putHolds(input, existing)) {
+      const error = conditionFailed();
+      if (input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && existing !== undefined)
+        error.Item = Object.fromEntries(Object.entries(existing).map(([k, v]) => [k, { S: String(v) }]));
+      throw error;
+    }
     this.items.set(pk, structuredClone(item));
     return {};
   }

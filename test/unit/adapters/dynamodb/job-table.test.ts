@@ -1,6 +1,5 @@
 /** The job repository on DynamoDB, against a fake document client that keeps the table in a Map. */
 
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   DynamoJobRepository,
   OPEN_JOBS_INDEX,
@@ -71,12 +70,13 @@ describe('openShard', () => {
 });
 
 describe('DynamoJobRepository.createDelivery', () => {
-  it('records the delivery with all its jobs in one transaction, closed (outside the open index), with a TTL', async () => {
+  it('records the delivery closed (outside the open index), with a TTL, then its jobs, in conditional puts and no transaction', async () => {
     const { table, repository } = setup({ retentionDays: 2, enqueueGraceMs: 5_000 });
     await expect(
       repository.createDelivery(delivery(), [{ ...job(), closesDelivery: true }]),
     ).resolves.toEqual({ created: true });
-    expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
+    // A transaction bills every item twice: the delivery and its job are two plain puts.
+    expect(table.sent.map((s) => s.name)).toEqual(['Put', 'Put']);
     const item = table.items.get('delivery#notes#d-1');
     expect(item).toMatchObject({
       kind: 'delivery',
@@ -95,15 +95,17 @@ describe('DynamoJobRepository.createDelivery', () => {
     });
     // An open job has no TTL: it must not expire before it is final.
     expect(table.items.get('job#d-1-job')).not.toHaveProperty('ttl');
-    const [deliveryPut, jobPut] = (table.inputs('TransactWrite')[0]?.TransactItems ?? []) as Array<{
-      Put: Record<string, unknown>;
-    }>;
-    expect(deliveryPut?.Put).toMatchObject({
+    const [deliveryPut, jobPut] = table.inputs('Put');
+    expect(deliveryPut).toMatchObject({
       TableName: 'jobs-table',
+      Item: { pk: 'delivery#notes#d-1' },
       ConditionExpression: 'attribute_not_exists(pk)',
     });
-    // A job's id is new: its put needs no condition.
-    expect(jobPut?.Put).not.toHaveProperty('ConditionExpression');
+    // A job is put only where none is: the sender's retry may have written it meanwhile.
+    expect(jobPut).toMatchObject({
+      Item: { pk: 'job#d-1-job' },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
   });
 
   it('records a delivery without all its jobs open in its shard, with the enqueue grace as lease', async () => {
@@ -132,7 +134,7 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(item).not.toHaveProperty('leaseUntil');
   });
 
-  it('returns the delivery seen before and writes nothing for a duplicate', async () => {
+  it('returns the delivery seen before and writes no job for a duplicate', async () => {
     const { table, repository } = setup();
     await repository.createDelivery(delivery(), [job()]);
     const result = await repository.createDelivery(delivery('d-1', { sealedPayload: 'other' }), [
@@ -143,13 +145,20 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(table.items.get('delivery#notes#d-1')?.sealedPayload).toBe('sealed-payload');
   });
 
-  it('claims the content key in the same transaction, and answers the same content under another id as a duplicate of its holder', async () => {
+  it('claims the content key first, and answers the same content under another id as a duplicate of its holder', async () => {
     const { table, repository } = setup();
     await repository.createDelivery(delivery(), [job()], 'content-1');
-    expect(table.sent.map((s) => s.name)).toEqual(['TransactWrite']);
+    expect(table.sent.map((s) => s.name)).toEqual(['Put', 'Put', 'Put']);
+    expect(table.inputs('Put')[0]).toMatchObject({
+      Item: { pk: 'content#notes#content-1' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     expect(table.items.get('content#notes#content-1')).toMatchObject({ kind: 'content', holder: 'd-1' });
+    table.sent.length = 0;
     const replay = await repository.createDelivery(delivery('d-9'), [job('j-9')], 'content-1');
     expect(replay).toEqual({ created: false, duplicateOf: 'd-1' });
+    // The holder comes with the failed put: no read.
+    expect(table.sent.map((s) => s.name)).toEqual(['Put']);
     expect(table.items.has('delivery#notes#d-9')).toBe(false);
     expect(table.items.has('job#j-9')).toBe(false);
     // The same delivery again (its sender's retry): its own content key holds, the delivery is the duplicate.
@@ -177,24 +186,31 @@ describe('DynamoJobRepository.createDelivery', () => {
     });
   });
 
-  it('writes a delivery with more jobs than a transaction holds in steps: content key, delivery, jobs 25 a batch', async () => {
+  it('reads the holder when the failed put brings no old item back (an emulator)', async () => {
     const { table, repository } = setup();
-    const jobs = Array.from({ length: 99 }, (_, i) => job(`j-${i}`));
-    await repository.createDelivery(delivery(), jobs, 'content-1');
-    expect(table.sent.map((s) => s.name)).toEqual([
-      'Put',
-      'Put',
-      'BatchWrite',
-      'BatchWrite',
-      'BatchWrite',
-      'BatchWrite',
-    ]);
-    expect(table.inputs('BatchWrite').map((i) => Object.values(i.RequestItems as object)[0].length)).toEqual([
-      25, 25, 25, 24,
-    ]);
-    expect(table.items.has('job#j-98')).toBe(true);
-    expect(table.items.get('content#notes#content-1')).toMatchObject({ holder: 'd-1' });
-    // Its duplicates, by id and by content, write nothing.
+    table.items.set('content#notes#c', { pk: 'content#notes#c', kind: 'content', holder: 'd-0' });
+    table.failNext('Put', conditionFailed());
+    await expect(repository.createDelivery(delivery(), [job()], 'c')).resolves.toEqual({
+      created: false,
+      duplicateOf: 'd-0',
+    });
+    expect(table.sent.map((s) => s.name)).toEqual(['Put', 'Get']);
+  });
+
+  it('records a delivery with more than a hundred jobs the same way: closed, then its jobs 25 puts at a time', async () => {
+    const { table, repository } = setup();
+    const plans = Array.from({ length: 120 }, (_, i) => ({
+      jobId: `j-${i}`,
+      rule: 'invoice',
+      templateId: '9001',
+    }));
+    const jobs = plans.map((plan) => job(plan.jobId));
+    await repository.createDelivery(delivery('d-1', { jobs: plans }), jobs, 'content-1');
+    expect(table.sent.map((s) => s.name)).toEqual(Array(2 + 120).fill('Put'));
+    expect(table.sent.some((s) => s.name === 'TransactWrite' || s.name === 'BatchWrite')).toBe(false);
+    expect(plans.every(({ jobId }) => table.items.has(`job#${jobId}`))).toBe(true);
+    expect(table.items.get('delivery#notes#d-1')).not.toHaveProperty('openPk');
+    // Its duplicates, by id and by content, write no job.
     await expect(repository.createDelivery(delivery(), jobs, 'content-1')).resolves.toMatchObject({
       created: false,
       duplicateOf: 'd-1',
@@ -206,50 +222,53 @@ describe('DynamoJobRepository.createDelivery', () => {
     expect(table.items.has('delivery#notes#d-9')).toBe(false);
   });
 
-  it('puts back what a batch left unprocessed, and fails retryably when it stays unprocessed', async () => {
+  it('fails retryably when a job cannot be written, leaving the delivery recorded for its retry to complete', async () => {
     const { table, repository } = setup();
-    const jobs = Array.from({ length: 100 }, (_, i) => job(`j-${i}`));
-    table.unprocessedBatches = 1;
-    await repository.createDelivery(delivery(), jobs);
-    expect(table.inputs('BatchWrite')).toHaveLength(5);
-    expect(table.items.has('job#j-99')).toBe(true);
-    table.unprocessedBatches = 99;
-    const error = await repository.createDelivery(delivery('d-4'), jobs).catch((e: unknown) => e);
+    const plans = ['a', 'b'].map((jobId) => ({ jobId, rule: 'invoice', templateId: '9001' }));
+    const cause = new Error('ProvisionedThroughputExceededException');
+    table.failNext('Put', cause, 2);
+    const error = await repository
+      .createDelivery(delivery('d-1', { jobs: plans }), [job('a'), job('b')], 'content-1')
+      .catch((e: unknown) => e);
     expect(error).toEqual(storeError('record jobs'));
-    expect(table.inputs('BatchWrite')).toHaveLength(5 + 5);
+    expect((error as Error).cause).toBe(cause);
+    expect(table.items.has('delivery#notes#d-1')).toBe(true);
+    expect(table.items.has('job#a')).toBe(false);
+    // The retry finds the delivery (a duplicate) and its missing job: ensureJobs writes it.
+    await expect(
+      repository.createDelivery(delivery('d-1', { jobs: plans }), [job('a'), job('b')], 'content-1'),
+    ).resolves.toMatchObject({ created: false, duplicateOf: 'd-1' });
+    await expect(repository.ensureJobs([job('a'), job('b')])).resolves.toEqual({
+      created: ['a'],
+      untouched: ['b'],
+    });
+  });
+
+  it('leaves a job written meanwhile by the retry that completed its delivery as it is', async () => {
+    const { table, repository } = setup();
+    table.items.set('job#d-1-job', { pk: 'job#d-1-job', kind: 'job', status: 'processing', version: 1 });
+    await expect(repository.createDelivery(delivery(), [job()])).resolves.toEqual({ created: true });
+    expect(table.items.get('job#d-1-job')).toMatchObject({ status: 'processing', version: 1 });
   });
 
   it('fails retryably when the delivery it collided with cannot be read back', async () => {
     const { table, repository } = setup();
-    table.failNext(
-      'TransactWrite',
-      new TransactionCanceledException({
-        message: 'Transaction cancelled',
-        $metadata: {},
-        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
-      }),
-    );
+    table.failNext('Put', conditionFailed());
     const error = await repository.createDelivery(delivery(), [job()]).catch((e: unknown) => e);
     expect(error).toEqual(storeError('read the delivery it found'));
     expect(table.items.size).toBe(0);
   });
 
   it.each([
-    ['the table refuses the write', new Error('ProvisionedThroughputExceededException')],
-    [
-      'a concurrent attempt holds an item (TransactionConflict)',
-      new TransactionCanceledException({
-        message: 'Transaction cancelled',
-        $metadata: {},
-        CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
-      }),
-    ],
-  ])('fails retryably, keeping the cause, when %s', async (_when, cause) => {
+    ['the table refuses the delivery', 'record the delivery', undefined],
+    ['the table refuses the content key', 'claim a content key', 'content-1'],
+  ])('fails retryably, keeping the cause, when %s', async (_when, operation, contentKey) => {
     const { table, repository } = setup();
-    table.failNext('TransactWrite', cause);
-    const error = await repository.createDelivery(delivery(), [job()]).catch((e: unknown) => e);
+    const cause = new Error('ProvisionedThroughputExceededException');
+    table.failNext('Put', cause);
+    const error = await repository.createDelivery(delivery(), [job()], contentKey).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DocrelayError);
-    expect(error).toEqual(storeError('record the delivery'));
+    expect(error).toEqual(storeError(operation));
     expect((error as Error).cause).toBe(cause);
     expect(table.items.size).toBe(0);
   });
