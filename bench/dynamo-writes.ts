@@ -1,11 +1,12 @@
 /**
- * DynamoDB write units per stored job, table and indexes: a stored job's writes (the ingest's transaction of a
- * delivery of the given shape; per job the claim, the `created` checkpoint and the last file stored with
- * `stored`) run through the job store on dynalite with the deployed table's indexes. Neither dynalite nor moto reports index units, so each write is priced from the
- * items before and after it, by DynamoDB's rules: the table ceil(max(old, new) / 1 KB), twice in a transaction;
- * an index 1 unit per KB of its projected entry put or deleted (2 entries when its key changes), none when no
+ * DynamoDB write units per stored job, table and indexes: a stored job's writes (the ingest's puts of a delivery
+ * of the given shape; per job the worker's claim and the write that stores it) run through the job store on
+ * dynalite with the deployed table's indexes. Neither dynalite nor moto reports index units, so each write is
+ * priced from the items before and after it, by DynamoDB's rules: the table ceil(max(old, new) / 1 KB); an
+ * index 1 unit per KB of its projected entry put or deleted (2 entries when its key changes), none when no
  * projected attribute changes.
  */
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -25,8 +26,8 @@ import {
   newJobRecords,
   transitions,
 } from '../functions/core/job';
+import { keptLeaseRange } from '../functions/core/lease';
 import { TABLE_DEFINITION } from '../local/stack/aws-emulators';
-import { addTransactWriteItems } from '../local/stack/dynamo-transactions';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/state-files';
 
 type Wire = Record<string, AttributeValue>;
@@ -106,7 +107,6 @@ export async function measureDynamoWrites(
   deliveries = 20,
 ): Promise<{ total: number; table: number } & Record<string, number>> {
   const server = dynalite({ createTableMs: 0 }) as Server;
-  addTransactWriteItems(server, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const client = new DynamoDBClient({
     region: LOCAL_REGION,
@@ -130,23 +130,19 @@ export async function measureDynamoWrites(
       send: async (command: { input: Record<string, unknown>; constructor: { name: string } }) => {
         const name = command.constructor.name;
         const input = command.input;
+        // The store writes no transaction (dynalite has none): every write here is priced as a plain one.
         const keys: Array<{ pk: string; transactional: boolean }> =
-          name === 'TransactWriteCommand'
-            ? (input.TransactItems as Array<{ Put?: { Item: { pk: string } } }>).map((e) => ({
-                pk: String(e.Put?.Item.pk),
-                transactional: true,
-              }))
-            : name === 'PutCommand'
-              ? [{ pk: String((input.Item as { pk: string }).pk), transactional: false }]
-              : name === 'UpdateCommand'
-                ? [{ pk: String((input.Key as { pk: string }).pk), transactional: false }]
-                : name === 'BatchWriteCommand'
-                  ? Object.values(
-                      input.RequestItems as Record<string, Array<{ PutRequest: { Item: { pk: string } } }>>,
-                    )
-                      .flat()
-                      .map((r) => ({ pk: r.PutRequest.Item.pk, transactional: false }))
-                  : [];
+          name === 'PutCommand'
+            ? [{ pk: String((input.Item as { pk: string }).pk), transactional: false }]
+            : name === 'UpdateCommand'
+              ? [{ pk: String((input.Key as { pk: string }).pk), transactional: false }]
+              : name === 'BatchWriteCommand'
+                ? Object.values(
+                    input.RequestItems as Record<string, Array<{ PutRequest: { Item: { pk: string } } }>>,
+                  )
+                    .flat()
+                    .map((r) => ({ pk: r.PutRequest.Item.pk, transactional: false }))
+                : [];
         const before = await Promise.all(keys.map((k) => read(k.pk)));
         const result = await documents.send(command as never);
         for (const [i, key] of keys.entries()) {
@@ -163,15 +159,18 @@ export async function measureDynamoWrites(
     for (let d = 0; d < deliveries; d += 1) {
       const delivery: DeliveryRecord = {
         integration: 'stripe',
-        deliveryId: `evt_${d}_${'x'.repeat(20)}`,
+        // Ids as senders and docrelay make them: a Stripe event id, UUID job ids.
+        deliveryId: `evt_${String(d).padStart(24, '0')}`,
         receivedAt: new Date(now).toISOString(),
         jobs: Array.from({ length: shape.jobsPerDelivery }, (_, i) => ({
-          jobId: `${d}-${i}-0123456789abcdef0123`,
+          jobId: randomUUID(),
           rule: `rule-${i}`,
           templateId: '1234567',
         })),
-        // An ~8 KB webhook's sealed payload: compressed and encrypted, base64 (~3 KB).
-        sealedPayload: 'A'.repeat(3000),
+        // An ~8 KB webhook's sealed payload: compressed and encrypted (~2.2 KB), in the seal's text form (~3 KB).
+        sealedPayload: ['v2', 12, 16, 2_200]
+          .map((n) => (typeof n === 'string' ? n : randomBytes(n).toString('base64url')))
+          .join('.'),
       };
       const jobs = newJobRecords(delivery, now);
       const contentKey = shape.contentKey ? String(d).padStart(64, 'c') : undefined;
@@ -191,20 +190,26 @@ export async function measureDynamoWrites(
   }
 }
 
-/** One job's writes as the worker makes them for a one-file document: claim, (close), created, stored. */
+/**
+ * One job's writes as the worker makes them for a one-file document copied at once: the claim (keeping the
+ * first-pickup lease, as processJob asks), then one write recording the document, its file and `stored` (the
+ * `created` checkpoint is written on its own only when the copy is slow or fails: core/generate-document.ts).
+ */
 async function storeJob(
   repository: DynamoJobRepository,
   queued: JobRecord,
   clock: { tick: () => number },
 ): Promise<number> {
-  // A second between steps, as a job's writes are apart: each moves the lease (the open index's sort key).
+  // A second between steps, as a job's writes are apart.
   let now = clock.tick();
+  const leaseMs = 1_800_000;
   const claimed = await repository.claimJob({
     jobId: queued.jobId,
-    owner: `msg-${queued.jobId}`,
-    leaseUntil: now + 60_000,
+    owner: randomUUID(),
+    leaseUntil: now + leaseMs,
     nowMs: now,
     maxAttempts: 5,
+    keepLeaseWithin: keptLeaseRange(now, leaseMs),
   });
   if (claimed === undefined) throw new Error('claim refused');
   if (queued.closesDelivery === true)
@@ -224,7 +229,8 @@ async function storeJob(
     size: 48_213,
   };
   now = clock.tick();
-  const created = await repository.updateJob(claimed, transitions.created(claimed, document, [file]));
+  const createdChanges = transitions.created(claimed, document, [file]);
+  const created = applyChanges(claimed, createdChanges, new Date(now).toISOString());
   const stored = {
     ...file,
     bucket: 'docrelay-documents-0123456789',
@@ -233,10 +239,9 @@ async function storeJob(
     storedSize: 48_213,
     storedAt: new Date(now).toISOString(),
   };
-  now = clock.tick();
-  const changes = transitions.fileStored(created, stored);
-  const after = applyChanges(created, changes, new Date(now).toISOString());
-  await repository.updateJob(created, { ...changes, ...transitions.stored(after) });
+  const fileChanges = transitions.fileStored(created, stored);
+  const after = applyChanges(created, fileChanges, new Date(now).toISOString());
+  await repository.updateJob(claimed, { ...createdChanges, ...fileChanges, ...transitions.stored(after) });
   return 1;
 }
 

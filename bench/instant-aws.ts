@@ -1,10 +1,9 @@
 /**
  * AWS SDK clients whose calls are answered at once, in process: the SDK still builds, serialises, signs and
  * parses every request (that is the handler's own work), only the network round trip is gone. Answers are
- * the smallest valid ones for the operations the ingest makes (DynamoDB TransactWriteItems/PutItem/
- * BatchWriteItem/UpdateItem/GetItem, SQS SendMessageBatch with the MD5s the SDK checks) and the worker's
- * (EventBridge PutEvents). With a `table`, DynamoDB PutItem (and the puts of BatchWriteItem and
- * TransactWriteItems) keeps the item under its `pk` and GetItem answers it, and an UpdateItem asking for
+ * the smallest valid ones for the operations the ingest makes (DynamoDB PutItem/BatchWriteItem/
+ * UpdateItem/GetItem, SQS SendMessageBatch with the MD5s the SDK checks) and the worker's
+ * (EventBridge PutEvents). With a `table`, DynamoDB PutItem (and the puts of BatchWriteItem) keeps the item under its `pk` and GetItem answers it, and an UpdateItem asking for
  * ALL_NEW is answered with the kept item as the update would leave it (no condition is checked, no update
  * kept): the worker benchmark reads the records an ingest wrote, round after round.
  */
@@ -99,18 +98,6 @@ function answerDynamo(request: HttpRequest, table: InstantTable | undefined): { 
         const pk = pkOf(item);
         if (pk !== undefined) table.set(pk, item);
       }
-    }
-  }
-  if (
-    target.endsWith('.TransactWriteItems') &&
-    typeof parsed === 'object' &&
-    parsed !== null &&
-    'TransactItems' in parsed
-  ) {
-    // The ingest's delivery with its jobs: every Put kept (no condition checked).
-    for (const entry of parsed.TransactItems as Array<{ Put?: { Item?: unknown } }>) {
-      const pk = pkOf(entry.Put?.Item);
-      if (pk !== undefined) table.set(pk, entry.Put?.Item);
     }
   }
   if (target.endsWith('.GetItem') && typeof parsed === 'object' && parsed !== null && 'Key' in parsed) {

@@ -254,7 +254,8 @@ const medianOf = (row: ResultRow | undefined): number | undefined => {
 
 /**
  * The cost model's inputs from this run: the ingest handler's measured time per request (its Lambda bundle)
- * plus the two AWS round trips it waits for (DynamoDB TransactWriteItems, SQS SendMessageBatch, taken as 8 ms
+ * plus the three AWS round trips it waits for (DynamoDB PutItem of the delivery, its jobs' PutItems side by
+ * side, SQS SendMessageBatch; a content key adds a fourth; taken as 8 ms
  * each in region: an assumption, not measured
  * here), the worker's time per job at maxConcurrency 1 with 200 ms generation (saturated: elapsed / jobs),
  * the table's consumed capacity per job and the mean stored file size over every end-to-end run (measured;
@@ -279,7 +280,7 @@ function costModel(
     e2e.reduce((sum, run) => sum + of(run) * run.stored, 0) / Math.max(1, jobs);
   const measured = jobs > 0 && e2e.every((run) => Number.isFinite(run.tableWriteUnitsPerJob));
   const inputs: CostInputs = {
-    ingestMs: ingestUs / 1000 + 2 * 8,
+    ingestMs: ingestUs / 1000 + 3 * 8,
     ingestMemoryMb: 512,
     workerMs: (serial.seconds * 1000) / Math.max(1, serial.stored),
     workerMemoryMb: 1024,

@@ -105,7 +105,7 @@ async function claimAfterReading(
 }
 
 /**
- * For a delivery recorded open (in steps): the first pickup of its last job proves its messages went out, so
+ * For a delivery reopened by its ingest's noted failure: the first pickup of its last job proves its messages went out, so
  * it leaves the open index here, and the same call reads its payload. Best effort: the reconciler closes it
  * after its grace otherwise (and the job reads the delivery when it needs it).
  */

@@ -1,7 +1,6 @@
 /**
  * Starts the embedded AWS emulators of the local stack on loopback ports and creates docrelay's resources in
- * them: DynamoDB (dynalite, LevelDB under the data directory: jobs survive a restart; TransactWriteItems
- * answered in front of it, ./dynamo-transactions.ts), S3 (s3rver, files
+ * them: DynamoDB (dynalite, LevelDB under the data directory: jobs survive a restart), S3 (s3rver, files
  * under the data directory: stored documents survive a restart) and SQS (fauxqs, in memory: at start-up the
  * reconciler sends a message again for every open job, so nothing queued is lost across a restart).
  */
@@ -31,7 +30,6 @@ import S3rver from 's3rver';
 import { JOB_TABLE } from '../../functions/config/table-contract';
 
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../state-files';
-import { addTransactWriteItems } from './dynamo-transactions';
 import { reopenCutDeliveries } from './repair-cut-deliveries';
 
 export { LOCAL_CREDENTIALS, LOCAL_REGION };
@@ -97,7 +95,6 @@ export async function startAwsEmulators(options: AwsEmulatorOptions): Promise<Aw
       deleteTableMs: 0,
       updateTableMs: 0,
     });
-    addTransactWriteItems(dynamoServer, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
     const dynamoPort = await listen(dynamoServer);
     stops.push(() => closeServer(dynamoServer));
 

@@ -1,12 +1,11 @@
 /**
- * A dynalite on loopback with the local stack's TransactWriteItems front, and an SDK client for it (one
+ * A dynalite on loopback, as the local stack runs it, and an SDK client for it (one
  * attempt, no retries): for tests of what the DynamoDB API itself answers.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { addTransactWriteItems } from '../../../local/stack/dynamo-transactions';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../../local/state-files';
 
 /** A running dynalite and its client. */
@@ -19,7 +18,6 @@ export interface LocalDynamo {
 
 export async function startDynalite(): Promise<LocalDynamo> {
   const server = dynalite({ createTableMs: 0 }) as Server;
-  addTransactWriteItems(server, { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const client = new DynamoDBClient({
     region: LOCAL_REGION,
