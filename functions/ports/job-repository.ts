@@ -138,8 +138,6 @@ export interface JobRepository {
    * wrote, and of the existing ones still waiting for their first pickup (`awaitsFirstPickup`).
    */
   ensureJobs(jobs: readonly JobRecord[]): Promise<EnsuredJobs>;
-  /** The ids, of those given, of jobs that exist and wait for their first pickup; writes nothing. */
-  waitingJobs(jobIds: readonly string[]): Promise<string[]>;
   /** The delivery with that id, if seen. */
   getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
   /**

@@ -68,10 +68,6 @@ export class DynamoJobRepository implements JobRepository {
     return jobWrites.ensureJobs(this.table, jobs);
   }
 
-  waitingJobs(jobIds: readonly string[]): Promise<string[]> {
-    return jobWrites.waitingJobs(this.table, jobIds);
-  }
-
   getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
     return deliveries.getDelivery(this.table, integration, deliveryId);
   }

@@ -71,11 +71,6 @@ export async function ensureJobs(table: JobTableContext, jobs: readonly JobRecor
   return { created: jobIds.filter((jobId) => created.has(jobId)), untouched: waitingOf(jobIds, states) };
 }
 
-/** The ids, of those given, of jobs that exist and wait for their first pickup (one batch read). */
-export async function waitingJobs(table: JobTableContext, jobIds: readonly string[]): Promise<string[]> {
-  return waitingOf(jobIds, await jobStates(table, jobIds));
-}
-
 /** Status and version of the jobs that exist, by job id: BatchGetItem, strongly consistent. */
 async function jobStates(table: JobTableContext, jobIds: readonly string[]): Promise<Map<string, JobState>> {
   const states = new Map<string, JobState>();

@@ -110,14 +110,6 @@ export class InMemoryJobRepository implements JobRepository {
     return ensured;
   }
 
-  async waitingJobs(jobIds: readonly string[]): Promise<string[]> {
-    this.fault('waitingJobs');
-    return jobIds.filter((jobId) => {
-      const job = this.jobs.get(jobId);
-      return job !== undefined && untouched(job);
-    });
-  }
-
   async getDelivery(integration: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
     this.fault('getDelivery');
     const found = this.deliveries.get(`${integration}#${deliveryId}`);

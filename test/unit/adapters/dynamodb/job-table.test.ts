@@ -315,14 +315,17 @@ describe('DynamoJobRepository.ensureJobs', () => {
   });
 });
 
-describe('DynamoJobRepository.waitingJobs', () => {
-  it('lists the existing jobs still waiting for their first pickup, writing nothing', async () => {
+describe('DynamoJobRepository.ensureJobs reading existing jobs', () => {
+  it('lists the existing jobs still waiting for their first pickup, writing none of them', async () => {
     const { table, repository } = setup();
     await repository.ensureJobs([job('a'), job('b')]);
     const claimed = (await repository.getJob('a')) as JobRecord;
     await repository.updateJob(claimed, transitions.claim(claimed, 'w', NOW + 60_000));
     const writes = table.sent.length;
-    await expect(repository.waitingJobs(['a', 'b', 'missing'])).resolves.toEqual(['b']);
+    await expect(repository.ensureJobs([job('a'), job('b')])).resolves.toEqual({
+      created: [],
+      untouched: ['b'],
+    });
     expect(table.sent.slice(writes).map((s) => s.name)).toEqual(['BatchGet']);
   });
 
@@ -330,9 +333,12 @@ describe('DynamoJobRepository.waitingJobs', () => {
     const { table, repository } = setup();
     await repository.ensureJobs([job('a'), job('b')]);
     table.unprocessedBatches = 1;
-    await expect(repository.waitingJobs(['a', 'b'])).resolves.toEqual(['a', 'b']);
+    await expect(repository.ensureJobs([job('a'), job('b')])).resolves.toEqual({
+      created: [],
+      untouched: ['a', 'b'],
+    });
     table.failNext('BatchGet', new Error('network'));
-    await expect(repository.waitingJobs(['a'])).rejects.toEqual(storeError('read jobs'));
+    await expect(repository.ensureJobs([job('a')])).rejects.toEqual(storeError('read jobs'));
   });
 });
 
