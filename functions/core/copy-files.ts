@@ -194,6 +194,7 @@ async function storeFile(
   const job = checkpoint.job;
   const document = job.document as JobDocument;
   const key = fileKey(w, job, document, file);
+  await checkpoint.announce(w.store.bucket, key);
   const download = await openDownload(w, job, links[file.fileId] as string, early);
   const result = await w.store.put({
     key,

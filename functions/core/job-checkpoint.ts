@@ -13,7 +13,7 @@ import { logFields, type Worker } from './worker-deps';
  */
 export const CHECKPOINT_AFTER_MS = 2_000;
 
-/** The writes of one job during its copy, carrying a pending checkpoint; never two in flight. */
+/** The writes of one job during its copy, carrying a pending checkpoint; one at a time. */
 export class JobCheckpoint {
   /** The record as last written. */
   private written: JobRecord;
@@ -21,8 +21,12 @@ export class JobCheckpoint {
   private pending: JobChanges | undefined;
   /** `written` with `pending` applied: the job as the copy sees it. */
   private view: JobRecord;
-  /** The timer's checkpoint write, while in flight; it never rejects. */
-  private writing: Promise<void> | undefined;
+  /** The files a fresh replay left to remove, as claimed: what the checkpoint's write lists again. */
+  private readonly replaced: JobRecord['replacedFiles'];
+  /** Whether a key was listed among them while the checkpoint was pending (announce). */
+  private announced = false;
+  /** The last write begun (settled, never rejecting): the next one starts after it. */
+  private last: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
 
   /** `written` as claimed or last written; `pending`, the `created` changes of a document just generated. */
@@ -33,6 +37,7 @@ export class JobCheckpoint {
   ) {
     this.written = written;
     this.pending = pending;
+    this.replaced = written.replacedFiles;
     this.view = pending === undefined ? written : applyChanges(written, pending, written.updatedAt);
     if (pending !== undefined) {
       this.timer = setTimeout(() => this.writeBeside(), CHECKPOINT_AFTER_MS);
@@ -46,19 +51,29 @@ export class JobCheckpoint {
     return this.view;
   }
 
-  /** Writes `changes` (made from `job`) with the pending checkpoint, after a checkpoint write in flight. */
-  async write(changes: JobChanges): Promise<JobRecord> {
+  /**
+   * Before a file lands while the checkpoint is pending: lists its key among the files to remove unless a
+   * stored job keeps them (`replacedFiles`), so a worker dying before its next write leaves no object unnamed.
+   */
+  announce(bucket: string, key: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.pending === undefined) return;
+      const listed = [...(this.written.replacedFiles ?? []), { bucket, key }];
+      this.written = await this.w.jobs.updateJob(this.written, { replacedFiles: listed });
+      this.announced = true;
+    });
+  }
+
+  /** Writes `changes` (made from `job`) with the pending checkpoint, after the write in flight. */
+  write(changes: JobChanges): Promise<JobRecord> {
     this.stop();
-    await this.writing;
-    return this.settle(await this.w.jobs.updateJob(this.written, { ...this.pending, ...changes }));
+    return this.serial(() => this.update({ ...this.carried(), ...changes }));
   }
 
   /** Writes the pending checkpoint now, if not written yet; resolves the job as last written. */
-  async flush(): Promise<JobRecord> {
+  flush(): Promise<JobRecord> {
     this.stop();
-    await this.writing;
-    if (this.pending !== undefined) this.settle(await this.w.jobs.updateJob(this.written, this.pending));
-    return this.written;
+    return this.serial(async () => (this.pending === undefined ? this.written : this.update(this.carried())));
   }
 
   /** Flushes for an attempt that is ending anyway: a failure is logged, the attempt's own error stands. */
@@ -72,24 +87,34 @@ export class JobCheckpoint {
     this.timer = undefined;
   }
 
-  private settle(job: JobRecord): JobRecord {
+  /** The pending checkpoint as a write carries it: with the announced keys taken off again. */
+  private carried(): JobChanges {
+    if (this.pending === undefined) return {};
+    return this.announced ? { ...this.pending, replacedFiles: this.replaced } : this.pending;
+  }
+
+  /** One write carrying the pending checkpoint (carried()); the checkpoint is written once it succeeds. */
+  private async update(changes: JobChanges): Promise<JobRecord> {
+    const job = await this.w.jobs.updateJob(this.written, changes);
     this.written = job;
     this.pending = undefined;
     this.view = job;
     return job;
   }
 
+  /** Runs `step` after the write before it ends, so no two writes of the job are ever in flight. */
+  private serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.last.then(step);
+    this.last = run.catch(() => undefined);
+    return run;
+  }
+
   /** The timer's write. A failed one leaves the checkpoint pending: the next write carries it. */
   private writeBeside(): void {
     this.timer = undefined;
-    const pending = this.pending;
-    if (pending === undefined || this.writing !== undefined) return;
-    this.writing = this.w.jobs.updateJob(this.written, pending).then(
-      (job) => {
-        this.settle(job);
-      },
-      (error: unknown) => this.warn(error),
-    );
+    void this.serial(async () => {
+      if (this.pending !== undefined) await this.update(this.carried());
+    }).catch((error: unknown) => this.warn(error));
   }
 
   private warn(error: unknown): void {

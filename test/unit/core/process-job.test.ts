@@ -125,9 +125,11 @@ describe('processJob', () => {
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
     expect(reads).toEqual({ getJob: 0, getDelivery: deliveryReads });
-    // The claim, and one write that records the document, its file and `stored` (job-checkpoint.ts).
+    // The claim, the file's key listed before it lands, and one write that records the document, its file and
+    // `stored` (job-checkpoint.ts).
     expect(b.jobs.writes.filter((w) => w.key === jobId).map((w) => w.operation)).toEqual([
       'claimJob',
+      'updateJob',
       'updateJob',
     ]);
     expect(b.jobs.writes.filter((w) => w.operation === 'closeDelivery')).toHaveLength(open ? 1 : 0);
