@@ -1,7 +1,7 @@
 /**
- * A new document's `created` checkpoint, written only when it can matter: beside a copy still running
- * CHECKPOINT_AFTER_MS after the create answer, before an attempt ends or retries without every file stored,
- * or else within the first file's write (docs/decisions.md, "The checkpoint is written when the copy is slow").
+ * A new document's `created` checkpoint, written only when it can matter (docs/decisions.md, "The checkpoint is
+ * written when the copy is slow"): beside a copy running CHECKPOINT_AFTER_MS after the create answer, before a
+ * failure is handled, else within the first file's write; until then a file's key is listed before it lands.
  */
 import { applyChanges, type JobChanges, type JobRecord } from './job';
 import { describeFailure } from './retry-policy';
