@@ -1,7 +1,8 @@
 /**
- * Copies a job's files from the service's download links into the document store, checkpointing each. A link
- * is always tried first: only the service refusing it makes the job ask for a new document, and each refusal
- * teaches the worker the links' lifetime (link-lifetime.ts).
+ * Copies a job's files from the service's download links into the document store, checkpointing each through
+ * the job's JobCheckpoint (which writes a pending `created` before a failure is handled). A link is always tried
+ * first: only the service refusing it makes the job ask for a new document, and each refusal teaches the worker
+ * the links' lifetime (link-lifetime.ts).
  */
 import { openJson } from '../commons/seal';
 import {
@@ -13,6 +14,7 @@ import {
 import type { DocumentDownload } from '../ports/document-service';
 import { discardEarly, type EarlyDownload } from './generate-document';
 import { applyChanges, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
+import type { JobCheckpoint } from './job-checkpoint';
 import { decideCopyRetry, describeFailure } from './retry-policy';
 import { renderKey } from './storage-key';
 import { logFields, serviceBudget, type Worker } from './worker-deps';
@@ -34,28 +36,29 @@ export const isLinkRefusal = (error: unknown): boolean =>
 /**
  * Copies every file not stored yet, retrying a failed copy within the attempt as decideCopyRetry says (at
  * most MAX_COPY_RETRIES_PER_ATTEMPT failures). Resolves `done: false` when the service refused a link and a
- * new document is needed; throws what the job's retry decision must see.
+ * new document is needed; throws what the job's retry decision must see. Any failure writes the checkpoint
+ * first, so a retry copies from its links; `job` is then as written.
  */
 export async function copyFiles(
   w: Worker,
-  claimed: JobRecord,
+  checkpoint: JobCheckpoint,
   links: Readonly<Record<string, string>>,
   checkpointed: boolean,
   early?: EarlyDownload,
 ): Promise<{ job: JobRecord; done: boolean }> {
-  let job = claimed;
   let failures = 0;
   let pending = early;
   try {
     for (;;) {
-      const file = job.files.find((f) => f.storedAt === undefined);
-      if (file === undefined) return { job, done: true };
+      const file = checkpoint.job.files.find((f) => f.storedAt === undefined);
+      if (file === undefined) return { job: checkpoint.job, done: true };
       const prefetched = pending?.fileId === file.fileId ? pending : undefined;
       if (prefetched !== undefined) pending = undefined;
       const requestedAt = prefetched?.startedAt ?? w.now();
       try {
-        job = await storeFile(w, job, file, links, prefetched);
+        await storeFile(w, checkpoint, file, links, prefetched);
       } catch (error) {
+        const job = await checkpoint.flush();
         if (isLinkRefusal(error)) {
           await w.links.observe(w.log, 'refused', linkAgeMs(job, requestedAt));
           w.log.warn('the service refused a download link as expired; asking for a new document', {
@@ -183,13 +186,15 @@ async function openDownload(
 /** Streams one file from its download link into the document store and checkpoints it. */
 async function storeFile(
   w: Worker,
-  job: JobRecord,
+  checkpoint: JobCheckpoint,
   file: JobFile,
   links: Readonly<Record<string, string>>,
   early: EarlyDownload | undefined,
 ): Promise<JobRecord> {
+  const job = checkpoint.job;
   const document = job.document as JobDocument;
   const key = fileKey(w, job, document, file);
+  await checkpoint.announce(w.store.bucket, key);
   const download = await openDownload(w, job, links[file.fileId] as string, early);
   const result = await w.store.put({
     key,
@@ -230,9 +235,10 @@ async function storeFile(
   w.log.info('file stored', { jobId: job.jobId, key, size: result.size });
   const changes = transitions.fileStored(job, stored);
   const after = applyChanges(job, changes, new Date(w.now()).toISOString());
-  // The last file's checkpoint and the job's `stored` go in one write instead of two.
+  // The last file's checkpoint and the job's `stored` go in one write instead of two (with `created`, when
+  // still pending, for a one-file document).
   if (after.files.every((f) => f.storedAt !== undefined)) {
-    return w.jobs.updateJob(job, { ...changes, ...transitions.stored(after) });
+    return checkpoint.write({ ...changes, ...transitions.stored(after) });
   }
-  return w.jobs.updateJob(job, changes);
+  return checkpoint.write(changes);
 }

@@ -1,7 +1,7 @@
 /**
- * Generates a job's document and checkpoints it as `created` with its links sealed. The first file's
- * download starts beside the checkpoint's write, since the service checks a link when its download starts:
- * a short-lived link is caught alive however long the write takes.
+ * Generates a job's document and makes its `created` checkpoint (links sealed), left to the copy to write
+ * (job-checkpoint.ts). The first file's download starts as the service answers, since the service checks a
+ * link when its download starts: a short-lived link is caught alive.
  */
 import { sealJson } from '../commons/seal';
 import { findRule } from '../config/compile';
@@ -9,7 +9,14 @@ import type { DocumentFile } from '../docgen/types';
 import { mapRule } from '../mapping/mapper';
 import type { DocumentDownload } from '../ports/document-service';
 import { RuleRemovedError } from './errors';
-import { type DeliveryRecord, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
+import {
+  type DeliveryRecord,
+  type JobChanges,
+  type JobDocument,
+  type JobFile,
+  type JobRecord,
+  transitions,
+} from './job';
 import { openPayload, payloadMappingInput } from './payload';
 import { serviceBudget, type Worker } from './worker-deps';
 
@@ -45,13 +52,20 @@ export function discardEarly(early: EarlyDownload | undefined): void {
   });
 }
 
-/** Maps the delivery's payload and has the service generate the document; checkpoints it as `created`. */
+/** A document generated for a job: its `created` changes (not written yet), its links, its first download. */
+export interface GeneratedDocument {
+  readonly created: JobChanges;
+  readonly links: Record<string, string>;
+  readonly early?: EarlyDownload;
+}
+
+/** Maps the delivery's payload and has the service generate the document; `job` is not written. */
 export async function generateDocument(
   w: Worker,
   job: JobRecord,
   delivery: DeliveryRecord,
   sealingSecret: string,
-): Promise<{ job: JobRecord; links: Record<string, string>; early?: EarlyDownload }> {
+): Promise<GeneratedDocument> {
   const rule = findRule(w.config, job.integration, job.rule);
   if (rule === undefined) throw new RuleRemovedError(job.integration, job.rule);
   const payload = openPayload(delivery.sealedPayload, sealingSecret, job.integration, job.deliveryId);
@@ -78,16 +92,13 @@ export async function generateDocument(
       linksExpireAt: new Date(createdAt + (await w.links.plannedMs(w.log))).toISOString(),
       sealedLinks: sealJson(links, sealingSecret, `links:${job.jobId}`),
     };
-    const updated = await w.jobs.updateJob(
-      job,
-      transitions.created(job, document, created.files.map(toJobFile)),
-    );
+    const changes = transitions.created(job, document, created.files.map(toJobFile));
     w.log.info('document created', {
       jobId: job.jobId,
       documentId: created.id,
       files: created.files.length,
     });
-    return { job: updated, links, ...(early === undefined ? {} : { early }) };
+    return { created: changes, links, ...(early === undefined ? {} : { early }) };
   } catch (error) {
     discardEarly(early);
     throw error;

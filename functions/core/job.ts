@@ -103,9 +103,9 @@ export interface JobRecord {
    */
   settledBy?: string;
   /**
-   * The stored files of the document a fresh replay dropped (`replay --fresh`, the console's "with a new
-   * document"): the worker removes those the new run did not overwrite once its files are stored, whatever
-   * asked for the replay and however many runs that takes.
+   * Files no record will keep: those of the document a fresh replay dropped (`replay --fresh`), and a file
+   * about to land before its document is checkpointed (job-checkpoint.ts). Once the job is stored, the worker
+   * removes those its files did not overwrite, however many runs that takes.
    */
   replacedFiles?: Array<{ bucket: string; key: string }>;
   /**

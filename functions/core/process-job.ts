@@ -1,13 +1,15 @@
 /**
  * Processing one job, the worker's domain: claimed with a lease (a duplicate message makes no second document),
- * generated and checkpointed (generate-document.ts), its files streamed into the store (copy-files.ts). A retry
- * resumes from the last checkpoint; failures are judged by retry-policy.ts and recorded by settle-job.ts.
+ * generated (generate-document.ts), its files streamed into the store (copy-files.ts), its `created` checkpoint
+ * written only when the copy is slow or fails (job-checkpoint.ts). A retry resumes from the last checkpoint;
+ * failures are judged by retry-policy.ts and recorded by settle-job.ts.
  */
 
 import { copyFiles, dropDocument, keptLinks } from './copy-files';
 import { AttemptsExhaustedError, DeliveryMissingError, JobConflictError, LinksExpiringError } from './errors';
 import { type EarlyDownload, generateDocument } from './generate-document';
 import { type DeliveryRecord, heldByAnother, isFinal, type JobRecord, transitions } from './job';
+import { JobCheckpoint } from './job-checkpoint';
 import { holdLease, keptLeaseRange } from './lease';
 import { describeFailure } from './retry-policy';
 import {
@@ -124,7 +126,8 @@ async function closeDelivery(w: Worker, job: JobRecord): Promise<DeliveryRecord 
 /**
  * Copies from the checkpoint's links when there are any (tried whatever their age: only the service can say
  * they died), else generates; a refused link drops the document and asks again, at most
- * MAX_REGENERATIONS_PER_ATTEMPT times. `delivery`, when given, is the job's, read already.
+ * MAX_REGENERATIONS_PER_ATTEMPT times. `delivery`, when given, is the job's, read already. A new document's
+ * checkpoint is written before any error leaves, so the retry copies from its links.
  */
 async function runClaimedJob(
   w: Worker,
@@ -136,21 +139,31 @@ async function runClaimedJob(
   const sealingSecret = await w.secrets.get(w.sealingSecretName);
   let links = keptLinks(job, sealingSecret);
   const checkpointed = links !== undefined;
-  for (let generation = 0; ; generation += 1) {
-    let early: EarlyDownload | undefined;
-    if (links === undefined) {
-      // A refused document goes first: the next attempt must not try its dead links again.
-      if (job.status === 'created') job = await dropDocument(w, job);
-      if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
-      read ??= await w.jobs.getDelivery(job.integration, job.deliveryId);
-      if (read === undefined) throw new DeliveryMissingError(job.deliveryId);
-      ({ job, links, early } = await generateDocument(w, job, read, sealingSecret));
+  let checkpoint = new JobCheckpoint(w, job);
+  try {
+    for (let generation = 0; ; generation += 1) {
+      let early: EarlyDownload | undefined;
+      if (links === undefined) {
+        // A refused document goes first: the next attempt must not try its dead links again.
+        if (job.status === 'created') job = await dropDocument(w, job);
+        if (generation > MAX_REGENERATIONS_PER_ATTEMPT) throw new LinksExpiringError();
+        read ??= await w.jobs.getDelivery(job.integration, job.deliveryId);
+        if (read === undefined) throw new DeliveryMissingError(job.deliveryId);
+        const generated = await generateDocument(w, job, read, sealingSecret);
+        ({ links, early } = generated);
+        checkpoint = new JobCheckpoint(w, job, generated.created);
+      }
+      const copied = await copyFiles(w, checkpoint, links, checkpointed && generation === 0, early);
+      job = copied.job;
+      if (copied.done) break;
+      links = undefined;
     }
-    const copied = await copyFiles(w, job, links, checkpointed && generation === 0, early);
-    job = copied.job;
-    if (copied.done) break;
-    links = undefined;
+    // Stored with its last file (storeFile), unless there was no file to copy.
+    return job.status === 'stored' ? job : await checkpoint.write(transitions.stored(job));
+  } catch (error) {
+    await checkpoint.flushQuietly();
+    throw error;
+  } finally {
+    checkpoint.stop();
   }
-  // Stored with its last file (storeFile), unless there was no file to copy.
-  return job.status === 'stored' ? job : w.jobs.updateJob(job, transitions.stored(job));
 }

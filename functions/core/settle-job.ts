@@ -139,8 +139,8 @@ export async function plannedExpiry(w: Worker, job: JobRecord): Promise<number> 
 }
 
 /**
- * After a fresh replay is stored, removes the previous document's files the new ones did not overwrite, then
- * forgets them. Best effort: a failure is logged and the list kept for the job's next fresh replay.
+ * Once a job is stored, removes the files `replacedFiles` lists (a fresh replay's, or one a dead worker left
+ * before its checkpoint) that its files did not overwrite, then forgets them. Best effort: a failure is logged.
  */
 export async function removeReplacedFiles(w: Worker, job: JobRecord): Promise<JobRecord> {
   if (job.replacedFiles === undefined) return job;

@@ -63,10 +63,15 @@ describe('after a crash or a restart', () => {
       });
       expect(response.status).toBe(202);
       jobId = ((await response.json()) as { jobs: Array<{ jobId: string }> }).jobs[0]?.jobId as string;
-      // A download was attempted: the document exists and the job is checkpointed as created.
+      // A download was attempted, and the copy goes on failing until the job is checkpointed as created
+      // (written beside a copy that outlasts CHECKPOINT_AFTER_MS, or after its first failure).
       await waitUntil('a download attempt', async () =>
         service.stats().requests.some((request) => request.path === '/download') ? true : undefined,
       );
+      await waitUntil('the job checkpointed as created', async () => {
+        const view = (await (await fetch(`${dev.url}/v1/jobs/${jobId}`)).json()) as JobView;
+        return view.status === 'created' && view.document !== undefined ? true : undefined;
+      });
     } finally {
       const exit = await dev.stop('SIGKILL');
       expect(exit.signal).toBe('SIGKILL');

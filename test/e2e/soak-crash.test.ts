@@ -9,8 +9,8 @@
  *
  * At the end: every delivery a 2xx answered ends as stored files byte for byte; a delivery whose answer the
  * kill cut off is sent again, as a sender does, and is accepted once; the service made one document per stored
- * job, plus one per refused link, plus at most one per lane whose create call the kill cut off (made but not
- * recorded: nothing can know of it); no document was made again while the one before it still had live links
+ * job, plus one per refused link, plus at most one per lane whose create call or copy's first 2 s the kill cut
+ * off (made but not recorded: nothing can know of it); no document was made again while the one before it still had live links
  * (but those); S3 holds nothing else; nothing is open, queued or dead-lettered.
  *
  * Runs in `npm test` at 60 deliveries and the soak's quick timings after the restart, and alone with
@@ -319,7 +319,8 @@ describe('crash soak', () => {
     // Every job ended stored.
     expect(jobs.filter((job) => job.status !== 'stored').map(brief)).toEqual([]);
     // Documents: one per stored job, one more per expired link, and at most one per lane for the create calls
-    // the kill cut off after the service answered and before the worker recorded the document.
+    // the kill cut off after the service answered and before the worker recorded the document (its checkpoint
+    // waits CHECKPOINT_AFTER_MS into the copy).
     expect(regenerations).toBeGreaterThanOrEqual(summary.expiredLinks);
     expect(summary.madeButNotRecorded).toBeGreaterThanOrEqual(0);
     expect(summary.madeButNotRecorded).toBeLessThanOrEqual(LANES);

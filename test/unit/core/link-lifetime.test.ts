@@ -122,38 +122,21 @@ describe('the worker and the links it learns', () => {
     expect(plannedOf(await job(b, jobId))).toBe(120_000);
   });
 
-  it('starts the first download as soon as the service answers, before the checkpoint is written', async () => {
+  it('starts the first download as soon as the service answers, before any write of the job', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
     const update = b.jobs.updateJob.bind(b.jobs);
-    const downloadsAtCheckpoint: number[] = [];
+    const downloadsAtWrite: number[] = [];
     b.jobs.updateJob = async (current, changes) => {
-      if (changes.status === 'created') downloadsAtCheckpoint.push(b.service.downloads.length);
+      downloadsAtWrite.push(b.service.downloads.length);
       return update(current, changes);
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
-    expect(downloadsAtCheckpoint).toEqual([1]);
+    expect(downloadsAtWrite).toEqual([1, 1]);
     expect(b.service.downloads).toHaveLength(1);
   });
 
-  it('closes the early download when the checkpoint cannot be written', async () => {
-    const b = memoryBench();
-    const jobId = await oneJob(b);
-    const download = b.service.download.bind(b.service);
-    const bodies: Array<{ destroyed: boolean }> = [];
-    b.service.download = async (url) => {
-      const opened = await download(url);
-      bodies.push(opened.body);
-      return opened;
-    };
-    b.jobs.failNext('updateJob', storeDown());
-    const outcome = await processJob(b.worker, jobId, receipt());
-    expect(outcome.kind).toBe('retry');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(bodies.map((body) => body.destroyed)).toEqual([true]);
-  });
-
-  it('takes an early body that broke off while the checkpoint was written as a failed download, and downloads again', async () => {
+  it('takes an early body that broke off before the copy took it as a failed download, and downloads again', async () => {
     const b = memoryBench();
     const jobId = await oneJob(b);
     const download = b.service.download.bind(b.service);
@@ -166,15 +149,17 @@ describe('the worker and the links it learns', () => {
       setImmediate(() => cut.destroy(new DocgenDownloadCutError('download: cut')));
       return { ...opened, body: cut };
     };
-    const update = b.jobs.updateJob.bind(b.jobs);
-    b.jobs.updateJob = async (current, changes) => {
-      // The body breaks off while the checkpoint is being written.
-      if (changes.status === 'created') await new Promise((resolve) => setImmediate(resolve));
-      return update(current, changes);
+    // The body breaks off while the worker reads the link lifetime estimate, between the answer and the copy.
+    const estimates = new InMemoryServiceEstimates();
+    const linkAges = estimates.linkAges.bind(estimates);
+    estimates.linkAges = async (service) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return linkAges(service);
     };
-    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect((await processJob({ ...b.worker, estimates }, jobId, receipt())).kind).toBe('stored');
     expect(b.service.downloads).toHaveLength(2);
     expect(b.service.created).toHaveLength(1);
+    expect(b.log.lines.some((l) => l.message === 'copy failed; downloading again')).toBe(true);
   });
 
   it('drops a document whose links were refused before giving up the attempt, so the next one does not try them', async () => {

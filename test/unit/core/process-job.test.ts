@@ -125,6 +125,8 @@ describe('processJob', () => {
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
     expect(reads).toEqual({ getJob: 0, getDelivery: deliveryReads });
+    // The claim, the file's key listed before it lands, and one write that records the document, its file and
+    // `stored` (job-checkpoint.ts).
     expect(b.jobs.writes.filter((w) => w.key === jobId).map((w) => w.operation)).toEqual([
       'claimJob',
       'updateJob',
