@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobRepository } from '../../functions/adapters/dynamodb/job-table';
+import { jobKey } from '../../functions/adapters/dynamodb/keys';
 import { FileSecretSource } from '../../functions/adapters/local/file-secret-source';
 import { SecretsManagerSource } from '../../functions/adapters/secrets-manager/secret-source';
 import { readLocalSettings } from '../../functions/commons/env';
@@ -145,7 +146,7 @@ export async function smoke(ctx: CommandContext, options: SmokeOptions): Promise
     if (options.keep === true) {
       out(`kept: delivery ${delivery}, jobs ${jobIds.join(', ')} and their objects (--keep)`);
     } else {
-      out(await cleanUp(target.stack, delivery, objects));
+      out(await cleanUp(target.stack, delivery, jobIds, objects));
     }
     out('smoke test passed');
     return 0;
@@ -315,6 +316,7 @@ async function checkObject(
 async function cleanUp(
   stack: StackTarget,
   deliveryId: string,
+  jobIds: readonly string[],
   objects: readonly StoredObject[],
 ): Promise<string> {
   for (const object of objects) {
@@ -325,8 +327,8 @@ async function cleanUp(
       new DeleteObjectCommand({ Bucket: object.bucket, Key: object.key, ...version }),
     );
   }
-  // The delivery and its jobs all carry the delivery id: the by-delivery index lists their keys.
-  const keys = new Set<string>();
+  // The jobs by their ids; the delivery (and jobs written by older releases) through the by-delivery index.
+  const keys = new Set<string>(jobIds.map(jobKey));
   let cursor: Record<string, unknown> | undefined;
   for (let page = 0; page < 10; page += 1) {
     const answer = await stack.clients.dynamodb.send(

@@ -16,7 +16,7 @@ import { discardEarly, type EarlyDownload } from './generate-document';
 import { applyChanges, type JobDocument, type JobFile, type JobRecord, transitions } from './job';
 import type { JobCheckpoint } from './job-checkpoint';
 import { decideCopyRetry, describeFailure } from './retry-policy';
-import { renderKey } from './storage-key';
+import { jobKeyPrefix, renderKey } from './storage-key';
 import { logFields, serviceBudget, type Worker } from './worker-deps';
 
 /**
@@ -131,6 +131,20 @@ export function fileKey(w: Worker, job: JobRecord, document: JobDocument, file: 
 }
 
 /**
+ * The key prefix every file of the job lands under whatever its document (storage-key.ts, jobKeyPrefix), if
+ * the pattern gives one: what an earlier attempt left there unrecorded is found by listing it (removeStrays).
+ */
+export function jobFilesPrefix(w: Worker, job: JobRecord): string | undefined {
+  return jobKeyPrefix(w.config.config.storage.keyPattern, {
+    integration: job.integration,
+    rule: job.rule,
+    jobId: job.jobId,
+    deliveryId: job.deliveryId,
+    at: new Date(job.receivedAt),
+  });
+}
+
+/**
  * Drops a document whose links died, so a new one is asked for. Its files' keys go first, checkpointed or
  * not, since a new document may land under other keys and leave them to no job. A failed removal is logged
  * and does not stop the job (docs/decisions.md, "Dropping a document").
@@ -194,7 +208,9 @@ async function storeFile(
   const job = checkpoint.job;
   const document = job.document as JobDocument;
   const key = fileKey(w, job, document, file);
-  await checkpoint.announce(w.store.bucket, key);
+  // Under the job's own prefix a file an attempt leaves unrecorded is found by listing it; elsewhere its key
+  // is recorded before it lands.
+  if (jobFilesPrefix(w, job) === undefined) await checkpoint.announce(w.store.bucket, key);
   const download = await openDownload(w, job, links[file.fileId] as string, early);
   const result = await w.store.put({
     key,

@@ -18,6 +18,7 @@ import {
   type JobOutcome,
   type Receipt,
   removeReplacedFiles,
+  removeStrays,
   settleFailure,
 } from './settle-job';
 import { logFields, resolveWorker, type Worker, type WorkerDeps } from './worker-deps';
@@ -59,6 +60,7 @@ export async function processJob(deps: WorkerDeps, jobId: string, receipt: Recei
   await heartbeat.stop();
   w.log.info('job stored', { jobId, files: job.files.length, attempts: job.attempts });
   job = await removeReplacedFiles(w, job);
+  await removeStrays(w, job);
   return { kind: 'stored', job, ...(await announce(w, job, receipt)) };
 }
 

@@ -2,6 +2,7 @@
  * How an attempt ends when it does not simply store the job: a failure decided by retry-policy.ts and
  * recorded (released, requeued or failed), and the settled job's event, published at least once.
  */
+import { jobFilesPrefix } from './copy-files';
 import type { JobRecord } from './job';
 import { isFinal, transitions } from './job';
 import { decideRetry, describeFailure, type FailureReason, fitDelayToLinks } from './retry-policy';
@@ -171,6 +172,34 @@ export async function removeReplacedFiles(w: Worker, job: JobRecord): Promise<Jo
   }
 }
 
+/** How many keys of a job's own prefix are read: far more than one document's files. */
+const STRAY_LIST_LIMIT = 100;
+
+/**
+ * After a job's second or later attempt (an earlier one may have died after a file landed and before its write):
+ * removes the objects under the job's own key prefix that it does not name. Without such a prefix, a key is
+ * recorded before its file lands instead (JobCheckpoint.announce). A failure is logged; the job stands.
+ */
+export async function removeStrays(w: Worker, job: JobRecord): Promise<void> {
+  if (job.attempts < 2) return;
+  const prefix = jobFilesPrefix(w, job);
+  if (prefix === undefined) return;
+  try {
+    const named = new Set(job.files.filter((file) => file.bucket === w.store.bucket).map((file) => file.key));
+    const strays = (await w.store.list(prefix, STRAY_LIST_LIMIT)).filter((key) => !named.has(key));
+    if (strays.length === 0) return;
+    await w.store.remove(strays);
+    for (const key of strays) {
+      w.log.info('removed a file an earlier attempt left unrecorded', { jobId: job.jobId, key });
+    }
+  } catch (error) {
+    w.log.warn('could not look for files an earlier attempt left', {
+      jobId: job.jobId,
+      ...logFields(describeFailure(error)),
+    });
+  }
+}
+
 /** Fails the job for good and publishes `Document Failed`. */
 export async function failJob(
   w: Worker,
@@ -182,6 +211,7 @@ export async function failJob(
   const at = new Date(w.now()).toISOString();
   const failed = await w.jobs.updateJob(job, transitions.fail(job, error, lastError, at, receipt.messageId));
   w.log.error('job failed', { jobId: job.jobId, ...logFields(error) });
+  await removeStrays(w, failed);
   return { kind: 'failed', job: failed, ...(await announce(w, failed, receipt)) };
 }
 

@@ -61,3 +61,20 @@ export function renderKey(pattern: string, values: KeyValues): string {
     Object.hasOwn(table, name) ? safeSegment(table[name] as string) : whole,
   );
 }
+
+/** Placeholders whose values a second document of the same job may change. */
+const DOCUMENT_PLACEHOLDERS = /\{(documentId|fileId|filename|templateId|templateFileId)\}/;
+
+/**
+ * The key prefix under which every file of the job lands, whatever document it gets: the pattern up to its
+ * first document placeholder, rendered, when that part names the job (`{jobId}`); undefined otherwise.
+ */
+export function jobKeyPrefix(
+  pattern: string,
+  values: Pick<KeyValues, 'integration' | 'rule' | 'jobId' | 'deliveryId' | 'at'>,
+): string | undefined {
+  const match = DOCUMENT_PLACEHOLDERS.exec(pattern);
+  const head = match === null ? pattern : pattern.slice(0, match.index);
+  if (!head.includes('{jobId}')) return undefined;
+  return renderKey(head, { ...values, documentId: '', templateId: '', fileId: '', filename: '' });
+}

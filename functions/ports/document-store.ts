@@ -31,6 +31,8 @@ export interface DocumentStore {
   put(request: StoreFileRequest): Promise<StoredFile>;
   /** Removes objects by key (the files of a dropped document); a key without an object is no error. */
   remove(keys: readonly string[]): Promise<void>;
+  /** The keys under `prefix`, at most `limit` of them (a job's own prefix holds a handful). */
+  list(prefix: string, limit: number): Promise<string[]>;
   /** A link to read a stored file for `expiresInSeconds`. */
   presign(bucket: string, key: string, expiresInSeconds: number): Promise<string>;
 }

@@ -316,6 +316,14 @@ export function buildWorkerFunction(
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [wiring.table.tableArn]);
   // GetObject covers the HeadObject that checks a stored object's size where S3 answers no checksum.
   allow(fn, ['s3:PutObject', 's3:AbortMultipartUpload', 's3:GetObject', 's3:DeleteObject'], [objects]);
+  // A retried job lists its own key prefix for files an earlier attempt left unrecorded (core/settle-job.ts).
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['s3:ListBucket'],
+      resources: [wiring.bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': [`${keyPatternPrefix(wiring.config.storage.keyPattern)}*`] } },
+    }),
+  );
   allow(fn, ['sqs:SendMessage'], [wiring.queue.queueArn, wiring.deadLetterQueue.queueArn]);
   allow(fn, ['events:PutEvents'], [wiring.eventBusArn]);
   allow(

@@ -425,6 +425,7 @@ describe('DocRelay with its defaults', () => {
         's3:AbortMultipartUpload',
         's3:DeleteObject',
         's3:GetObject',
+        's3:ListBucket',
         's3:PutObject',
         'secretsmanager:GetSecretValue',
         // the event source mapping's grant
@@ -499,11 +500,24 @@ describe('DocRelay with its defaults', () => {
 
     test('S3 object access is scoped to the key pattern’s literal prefix', () => {
       const objects = `<${id(relay.bucket)}.Arn>/documents/*`;
-      expect(roleGrants(template, id(relay.workerFunction.executionRole), 's3:')).toEqual(
-        ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'].map(
+      expect(roleGrants(template, id(relay.workerFunction.executionRole), 's3:')).toEqual([
+        ...['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject'].map(
           (action) => `${action} ${objects}`,
         ),
-      );
+        `s3:ListBucket <${id(relay.bucket)}.Arn>`,
+        `s3:PutObject ${objects}`,
+      ]);
+      // Listing, for the files a dead attempt left, is bounded to the same prefix.
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Action: 's3:ListBucket',
+              Condition: { StringLike: { 's3:prefix': ['documents/*'] } },
+            }),
+          ]),
+        },
+      });
       expect(roleGrants(template, id(relay.jobsApiFunction.executionRole), 's3:')).toEqual([
         `s3:GetObject ${objects}`,
       ]);

@@ -67,8 +67,11 @@ describe('DocRelay in another CDK app', () => {
   test('the worker writes to the given bucket and may use its key', () => {
     const worker = id(stack.relay.workerFunction.executionRole);
     expect(roleGrants(template, worker, 's3:')).toEqual(
-      ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'].map(
-        (action) => `${action} <${id(stack.bucket)}.Arn>/documents/*`,
+      ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject'].map(
+        (action) =>
+          action === 's3:ListBucket'
+            ? `${action} <${id(stack.bucket)}.Arn>`
+            : `${action} <${id(stack.bucket)}.Arn>/documents/*`,
       ),
     );
     expect(roleGrants(template, worker, 'kms:')).toEqual(

@@ -55,6 +55,13 @@ export class InMemoryDocumentStore implements DocumentStore {
     for (const key of keys) this.objects.delete(key);
   }
 
+  async list(prefix: string, limit: number): Promise<string[]> {
+    return [...this.objects.keys()]
+      .filter((key) => key.startsWith(prefix))
+      .sort()
+      .slice(0, limit);
+  }
+
   async presign(bucket: string, key: string, expiresInSeconds: number): Promise<string> {
     return `memory://${bucket}/${encodeURIComponent(key)}?expires=${expiresInSeconds}`;
   }

@@ -1,8 +1,13 @@
 /**
  * The document store on S3: files streamed in by copy-file.ts, read back through presigned links, removed one
- * DeleteObject per key (a dropped document has one file per job).
+ * DeleteObject per key (a dropped document has one file per job), listed by prefix (one page).
  */
-import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { DocumentStore, StoredFile, StoreFileRequest } from '../../ports/document-store';
 import { copyToS3 } from './copy-file';
@@ -38,6 +43,13 @@ export class S3DocumentStore implements DocumentStore {
 
   async remove(keys: readonly string[]): Promise<void> {
     for (const key of keys) await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async list(prefix: string, limit: number): Promise<string[]> {
+    const page = await this.s3.send(
+      new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: Math.min(limit, 1000) }),
+    );
+    return (page.Contents ?? []).flatMap((object) => (object.Key === undefined ? [] : [object.Key]));
   }
 
   presign(bucket: string, key: string, expiresInSeconds: number): Promise<string> {

@@ -8,6 +8,22 @@ import { memoryBench, signedWebhook } from './support';
 
 type Bench = ReturnType<typeof memoryBench>;
 
+/**
+ * A bench whose key pattern gives the job no prefix of its own (the document's id comes before the job's), so
+ * a file's key is recorded before the file lands (JobCheckpoint.announce).
+ */
+function announcingBench(): Bench {
+  const b = memoryBench();
+  const storage = {
+    ...b.worker.config.config.storage,
+    keyPattern: '{integration}/{documentId}/{jobId}-{filename}',
+  };
+  return {
+    ...b,
+    worker: { ...b.worker, config: { ...b.worker.config, config: { ...b.worker.config.config, storage } } },
+  };
+}
+
 const receipt = (messageId = 'm-1', receiveCount = 1): Receipt => ({ messageId, receiveCount });
 
 async function oneJob(b: Bench, id = 'n-1'): Promise<string> {
@@ -96,6 +112,91 @@ function fakeTimers(): { armed: () => Promise<void> } {
   };
 }
 
+/** Makes the worker "die" once its file landed: every job write after the put fails, until `revive()`. */
+function dieAfterPut(b: Bench): { revive: () => void } {
+  let dead = false;
+  const put = b.store.put.bind(b.store);
+  b.store.put = async (request) => {
+    const stored = await put(request);
+    dead = true;
+    return stored;
+  };
+  const update = b.jobs.updateJob.bind(b.jobs);
+  b.jobs.updateJob = async (current, changes) => {
+    if (dead) throw new DocrelayError('JOB_STORE_UNAVAILABLE', 'the worker died', { retryable: true });
+    return update(current, changes);
+  };
+  return {
+    revive: () => {
+      b.store.put = put;
+      dead = false;
+    },
+  };
+}
+
+describe("the created checkpoint under the job's own key prefix (the default key pattern)", () => {
+  it('costs a quick one-file copy two job writes: the claim, and the write that stores', async () => {
+    const b = memoryBench();
+    const jobId = await oneJob(b);
+    const updates = recordUpdates(b);
+    expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
+    expect(b.jobs.writes.filter((w) => w.key === jobId).map((w) => w.operation)).toEqual([
+      'claimJob',
+      'updateJob',
+    ]);
+    expect(updates.changes.map(kind)).toEqual(['stored']);
+    expect(await job(b, jobId)).toMatchObject({ status: 'stored', documentsRequested: 1, attempts: 1 });
+  });
+
+  it('finds and removes the file a dead attempt left unrecorded once a later attempt stored the job', async () => {
+    const b = memoryBench();
+    // Each new document names its file anew (as a service may: the key depends on it).
+    const create = b.service.createDocument.bind(b.service);
+    let documents = 0;
+    b.service.createDocument = async (request) => {
+      const created = await create(request);
+      documents += 1;
+      return {
+        ...created,
+        files: created.files.map((f) => ({ ...f, filename: `${documents}-${f.filename}` })),
+      };
+    };
+    const jobId = await oneJob(b);
+    const death = dieAfterPut(b);
+    await processJob(b.worker, jobId, receipt());
+    const [orphan] = [...b.store.objects.keys()];
+    // Nothing records it: no write was spent on it.
+    expect(await job(b, jobId)).toMatchObject({ status: 'processing', attempts: 1 });
+    expect((await job(b, jobId)).replacedFiles).toBeUndefined();
+    death.revive();
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    const stored = await job(b, jobId);
+    expect(b.service.created).toHaveLength(2);
+    expect(stored.files[0]?.key).not.toBe(orphan);
+    expect([...b.store.objects.keys()]).toEqual([stored.files[0]?.key]);
+    expect(
+      b.log.lines.filter((l) => l.message === 'removed a file an earlier attempt left unrecorded'),
+    ).toHaveLength(1);
+  });
+
+  it('lists nothing after a first attempt, and keeps a listing failure from failing the job', async () => {
+    const b = memoryBench();
+    const list = jest.spyOn(b.store, 'list');
+    const first = await oneJob(b, 'n-1');
+    expect((await processJob(b.worker, first, receipt())).kind).toBe('stored');
+    expect(list).not.toHaveBeenCalled();
+    const second = await oneJob(b, 'n-2');
+    const death = dieAfterPut(b);
+    await processJob(b.worker, second, receipt('m-2'));
+    death.revive();
+    list.mockRejectedValueOnce(new Error('AccessDenied'));
+    expect((await processJob(b.worker, second, receipt('m-2', 2))).kind).toBe('stored');
+    expect(b.log.lines.some((l) => l.message === 'could not look for files an earlier attempt left')).toBe(
+      true,
+    );
+  });
+});
+
 describe('the created checkpoint', () => {
   afterEach(() => {
     jest.restoreAllMocks();
@@ -103,7 +204,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is merged into the store write of a quick one-file copy: no `created` write of its own', async () => {
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const updates = recordUpdates(b);
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
@@ -127,36 +228,19 @@ describe('the created checkpoint', () => {
   });
 
   it('leaves no object unnamed when the worker dies between its file landing and the store write', async () => {
-    const b = memoryBench();
-    const storage = { ...b.worker.config.config.storage, keyPattern: '{jobId}/{documentId}/{filename}' };
-    const worker = {
-      ...b.worker,
-      config: { ...b.worker.config, config: { ...b.worker.config.config, storage } },
-    };
+    const b = announcingBench();
     const jobId = await oneJob(b);
     // A dead worker writes nothing more once its file landed.
-    let dead = false;
-    const put = b.store.put.bind(b.store);
-    b.store.put = async (request) => {
-      const stored = await put(request);
-      dead = true;
-      return stored;
-    };
-    const update = b.jobs.updateJob.bind(b.jobs);
-    b.jobs.updateJob = async (current, changes) => {
-      if (dead) throw new DocrelayError('JOB_STORE_UNAVAILABLE', 'the worker died', { retryable: true });
-      return update(current, changes);
-    };
-    await processJob(worker, jobId, receipt());
+    const death = dieAfterPut(b);
+    await processJob(b.worker, jobId, receipt());
     const [orphan] = [...b.store.objects.keys()];
     expect(await job(b, jobId)).toMatchObject({
       status: 'processing',
       replacedFiles: [{ bucket: b.store.bucket, key: orphan }],
     });
-    b.store.put = put;
-    dead = false;
+    death.revive();
     // Its message returns: no checkpoint, so a new document, under another key; the first file goes.
-    expect((await processJob(worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
+    expect((await processJob(b.worker, jobId, receipt('m-1', 2))).kind).toBe('stored');
     const stored = await job(b, jobId);
     expect(b.service.created).toHaveLength(2);
     expect([...b.store.objects.keys()]).toEqual([stored.files[0]?.key]);
@@ -166,7 +250,7 @@ describe('the created checkpoint', () => {
 
   it('is written beside a copy still running CHECKPOINT_AFTER_MS after the create answer, then the store write', async () => {
     const timers = fakeTimers();
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const updates = recordUpdates(b);
     const held = holdDownloads(b);
@@ -192,7 +276,7 @@ describe('the created checkpoint', () => {
 
   it('never has two writes in flight: the store write waits for the checkpoint write begun beside it', async () => {
     const timers = fakeTimers();
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const checkpointWrite = gate();
     const update = b.jobs.updateJob.bind(b.jobs);
@@ -222,7 +306,7 @@ describe('the created checkpoint', () => {
 
   it('is carried by the store write when its own write beside the copy failed', async () => {
     const timers = fakeTimers();
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const updates = recordUpdates(b);
     const held = holdDownloads(b);
@@ -243,7 +327,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is written before a failed copy is released, and the retry copies from its links', async () => {
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const updates = recordUpdates(b);
     b.store.failNext(
@@ -261,7 +345,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is written before the pause of a copy retried within the attempt, so a worker dying in it loses nothing', async () => {
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     b.service.failDownload('truncate');
     const statusAtPause: string[] = [];
@@ -278,7 +362,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is written when the store write itself fails, before the job is settled', async () => {
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const updates = recordUpdates(b);
     // Not retryable: the attempt ends at once.
@@ -290,7 +374,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is written on the way out when the write after a failed copy fails too', async () => {
-    const b = memoryBench();
+    const b = announcingBench();
     const jobId = await oneJob(b);
     const updates = recordUpdates(b);
     // The store write and the checkpoint written after it both fail; the attempt's end writes it once more.
@@ -306,7 +390,7 @@ describe('the created checkpoint', () => {
   });
 
   it('goes with the first file of several, and the last file carries `stored`', async () => {
-    const b = memoryBench();
+    const b = announcingBench();
     const create = b.service.createDocument.bind(b.service);
     // The whole release pack: both of the template's files in one document.
     b.service.createDocument = async ({ templateFileId: _one, ...request }) => create(request);

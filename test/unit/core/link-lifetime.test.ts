@@ -132,7 +132,7 @@ describe('the worker and the links it learns', () => {
       return update(current, changes);
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
-    expect(downloadsAtWrite).toEqual([1, 1]);
+    expect(downloadsAtWrite).toEqual([1]);
     expect(b.service.downloads).toHaveLength(1);
   });
 

@@ -125,11 +125,10 @@ describe('processJob', () => {
     };
     expect((await processJob(b.worker, jobId, receipt())).kind).toBe('stored');
     expect(reads).toEqual({ getJob: 0, getDelivery: deliveryReads });
-    // The claim, the file's key listed before it lands, and one write that records the document, its file and
-    // `stored` (job-checkpoint.ts).
+    // The claim, and one write that records the document, its file and `stored` (job-checkpoint.ts; the
+    // default key pattern gives the job its own prefix, so no key is listed before the file lands).
     expect(b.jobs.writes.filter((w) => w.key === jobId).map((w) => w.operation)).toEqual([
       'claimJob',
-      'updateJob',
       'updateJob',
     ]);
     expect(b.jobs.writes.filter((w) => w.operation === 'closeDelivery')).toHaveLength(open ? 1 : 0);

@@ -1,5 +1,5 @@
 /** Rendering `storage.keyPattern` into S3 keys that no sender value can climb out of. */
-import { type KeyValues, renderKey, safeSegment } from '../../../functions/core/storage-key';
+import { jobKeyPrefix, type KeyValues, renderKey, safeSegment } from '../../../functions/core/storage-key';
 
 const values: KeyValues = {
   integration: 'notes',
@@ -52,5 +52,22 @@ describe('safeSegment', () => {
 
   it('cuts a segment at 200 characters', () => {
     expect(safeSegment('x'.repeat(500))).toHaveLength(200);
+  });
+});
+
+describe('jobKeyPrefix', () => {
+  it('is the pattern up to its first document placeholder, rendered, when that part names the job', () => {
+    expect(jobKeyPrefix('{integration}/{yyyy}/{MM}/{dd}/{jobId}/{filename}', values)).toBe(
+      'notes/2026/03/07/job-1/',
+    );
+    expect(jobKeyPrefix('{rule}/{jobId}-{documentId}.pdf', values)).toBe('invoice/job-1-');
+    // No document placeholder: every key of the job is fixed, and it is its own prefix.
+    expect(jobKeyPrefix('{integration}/{jobId}.pdf', values)).toBe('notes/job-1.pdf');
+  });
+
+  it('is undefined when a document placeholder comes before the job', () => {
+    expect(jobKeyPrefix('{integration}/{documentId}/{jobId}/{filename}', values)).toBeUndefined();
+    expect(jobKeyPrefix('{templateId}/{jobId}/{filename}', values)).toBeUndefined();
+    expect(jobKeyPrefix('{integration}/{fileId}', values)).toBeUndefined();
   });
 });

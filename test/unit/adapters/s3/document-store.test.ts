@@ -50,6 +50,14 @@ function fakeBucket(refuse: Partial<Record<string, Error>> = {}) {
     // The stored-object check: the size S3 holds (this client sends no checksums, as the local stack's).
     if (name === 'HeadObject') return { ContentLength: objects.get(String(request.Key))?.length };
     if (name === 'DeleteObject') objects.delete(String(request.Key));
+    if (name === 'ListObjectsV2') {
+      const { Prefix = '', MaxKeys = 1000 } = input as { Prefix?: string; MaxKeys?: number };
+      const keys = [...objects.keys()].filter((key) => key.startsWith(Prefix)).sort();
+      return {
+        Contents: keys.slice(0, MaxKeys).map((Key) => ({ Key })),
+        KeyCount: Math.min(keys.length, MaxKeys),
+      };
+    }
     return {};
   });
   return { client, objects, sent, names: () => sent.map((s) => s.name) };
@@ -255,6 +263,19 @@ describe('S3DocumentStore', () => {
       ['DeleteObject', { Bucket: 'documents', Key: 'a/1.txt' }],
       ['DeleteObject', { Bucket: 'documents', Key: 'a/missing.txt' }],
     ]);
+  });
+
+  it('lists the keys under a prefix, one page of at most the limit asked', async () => {
+    const bucket = fakeBucket();
+    for (const key of ['a/job-1/x.pdf', 'a/job-1/y.pdf', 'a/job-10/z.pdf', 'b/job-1/w.pdf'])
+      bucket.objects.set(key, bytesOf(1));
+    const store = new S3DocumentStore(bucket.client, 'documents');
+    await expect(store.list('a/job-1/', 100)).resolves.toEqual(['a/job-1/x.pdf', 'a/job-1/y.pdf']);
+    await expect(store.list('a/job-1', 2)).resolves.toEqual(['a/job-1/x.pdf', 'a/job-1/y.pdf']);
+    expect(bucket.sent.at(-1)).toEqual({
+      name: 'ListObjectsV2',
+      input: { Bucket: 'documents', Prefix: 'a/job-1', MaxKeys: 2 },
+    });
   });
 
   it('presigns a GET link that expires when asked, without calling S3', async () => {
