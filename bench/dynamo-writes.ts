@@ -26,7 +26,9 @@ import {
   newJobRecords,
   transitions,
 } from '../functions/core/job';
+import { JobCheckpoint } from '../functions/core/job-checkpoint';
 import { keptLeaseRange } from '../functions/core/lease';
+import type { Worker } from '../functions/core/worker-deps';
 import { TABLE_DEFINITION } from '../local/stack/aws-emulators';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/state-files';
 
@@ -94,6 +96,13 @@ async function waitActive(client: DynamoDBClient, name: string): Promise<void> {
   }
   throw new Error(`table ${name} not ACTIVE after 500 polls`);
 }
+
+const silentLog = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 /** The deliveries measured: how many jobs each makes, and whether its sender's scheme needs a content key. */
 export interface DeliveryShape {
@@ -191,9 +200,10 @@ export async function measureDynamoWrites(
 }
 
 /**
- * One job's writes as the worker makes them for a one-file document copied at once: the claim (keeping the
- * first-pickup lease, as processJob asks), then one write recording the document, its file and `stored` (the
- * `created` checkpoint is written on its own only when the copy is slow or fails: core/generate-document.ts).
+ * One job's writes as the worker makes them for a one-file document copied at once, under the default key
+ * pattern: the claim (keeping the first-pickup lease, as processJob asks), then one write recording the
+ * document, its file and `stored` (the `created` checkpoint is written on its own only when the copy is slow
+ * or fails, and no key is listed before the file lands: core/job-checkpoint.ts).
  */
 async function storeJob(
   repository: DynamoJobRepository,
@@ -229,19 +239,24 @@ async function storeJob(
     size: 48_213,
   };
   now = clock.tick();
-  const createdChanges = transitions.created(claimed, document, [file]);
-  const created = applyChanges(claimed, createdChanges, new Date(now).toISOString());
+  // The worker's own checkpoint logic (core/job-checkpoint.ts) composes the write: created, the file, stored.
+  const checkpoint = new JobCheckpoint(
+    { jobs: repository, log: silentLog } as unknown as Worker,
+    claimed,
+    transitions.created(claimed, document, [file]),
+  );
+  const created = checkpoint.job;
   const stored = {
     ...file,
     bucket: 'docrelay-documents-0123456789',
-    key: `stripe/rule-0/${created.jobId}/invoice-2026-0001.pdf`,
+    key: `stripe/2026/11/29/${created.jobId}/invoice-2026-0001.pdf`,
     sha256: 'f'.repeat(64),
     storedSize: 48_213,
     storedAt: new Date(now).toISOString(),
   };
   const fileChanges = transitions.fileStored(created, stored);
   const after = applyChanges(created, fileChanges, new Date(now).toISOString());
-  await repository.updateJob(claimed, { ...createdChanges, ...fileChanges, ...transitions.stored(after) });
+  await checkpoint.write({ ...fileChanges, ...transitions.stored(after) });
   return 1;
 }
 
