@@ -56,12 +56,16 @@ export async function completeWithinGrace(
   // where none is, and a job sent twice is claimed once.
   const ensured = await deps.jobs.ensureJobs(newJobRecords(delivery, nowMs));
   const send = [...ensured.created, ...ensured.untouched];
-  if (ensured.created.length > 0) await sendAndMark(deps, delivery, send, nowMs);
-  else if (delivery.sendFailedAt !== undefined && send.length > 0) await deps.queue.send(send);
-  else return [];
+  if (ensured.created.length > 0) {
+    await sendAndMark(deps, delivery, send, nowMs);
+    return send;
+  }
+  if (delivery.sendFailedAt === undefined || send.length === 0) return [];
+  await deps.queue.send(send);
   return send;
 }
 
+/** Sends the given jobs (if any) and marks the delivery's outbox complete. */
 async function sendAndMark(
   deps: OutboxDeps,
   delivery: OutboxDelivery,

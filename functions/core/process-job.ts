@@ -109,9 +109,9 @@ async function claimAfterReading(
 }
 
 /**
- * For a delivery reopened by its ingest's noted failure: the first pickup of its last job proves its messages went out, so
- * it leaves the open index here, and the same call reads its payload. Best effort: the reconciler closes it
- * after its grace otherwise (and the job reads the delivery when it needs it).
+ * For a delivery reopened by its ingest's noted failure: the first pickup of its last job proves its messages
+ * went out, so it leaves the open index here, and the same call reads its payload. Best effort: the reconciler
+ * closes it after its grace otherwise (and the job reads the delivery when it needs it).
  */
 async function closeDelivery(w: Worker, job: JobRecord): Promise<DeliveryRecord | undefined> {
   try {

@@ -14,7 +14,8 @@ import {
   itemExists,
 } from './conditions';
 import { JobStoreError } from './errors';
-import { contentItemKey, deliveryItem, deliveryKey, jobItem, openShard, toDelivery, ttlOf } from './keys';
+import { putJobIfNew } from './job-writes';
+import { contentItemKey, deliveryItem, deliveryKey, openShard, toDelivery, ttlOf } from './keys';
 import { getItem, type JobTableContext } from './table';
 
 /** Job puts in flight at once. */
@@ -119,21 +120,8 @@ async function contentHolder(table: JobTableContext, pk: string): Promise<string
 async function putNewJobs(table: JobTableContext, jobs: readonly JobRecord[]): Promise<void> {
   for (let start = 0; start < jobs.length; start += JOB_PUTS_AT_ONCE) {
     await Promise.all(
-      jobs.slice(start, start + JOB_PUTS_AT_ONCE).map(async (job) => {
-        try {
-          await table.ddb.send(
-            new PutCommand({
-              TableName: table.tableName,
-              Item: jobItem(job, table),
-              ConditionExpression: itemDoesNotExist,
-            }),
-          );
-        } catch (error) {
-          // Written meanwhile by the duplicate that completes this delivery, which sends it too.
-          if (!(error instanceof ConditionalCheckFailedException))
-            throw new JobStoreError('record jobs', error);
-        }
-      }),
+      // A job found written was put by the duplicate that completes this delivery, which sends it too.
+      jobs.slice(start, start + JOB_PUTS_AT_ONCE).map((job) => putJobIfNew(table, job, 'record jobs')),
     );
   }
 }

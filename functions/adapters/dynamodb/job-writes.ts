@@ -42,6 +42,30 @@ const waitingOf = (jobIds: readonly string[], states: ReadonlyMap<string, JobSta
   });
 
 /**
+ * Puts a job record only where no job is; false when one is (written meanwhile by another caller, who sends
+ * it). Any other failure is a JobStoreError for `operation`.
+ */
+export async function putJobIfNew(
+  table: JobTableContext,
+  job: JobRecord,
+  operation: string,
+): Promise<boolean> {
+  try {
+    await table.ddb.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: jobItem(job, table),
+        ConditionExpression: itemDoesNotExist,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw new JobStoreError(operation, error);
+  }
+}
+
+/**
  * Writes the job records that do not exist yet (an existing job is left as it is): one batch read, then a
  * conditional put per missing job. Returns the ids it wrote and those of existing jobs no worker touched.
  */
@@ -52,20 +76,7 @@ export async function ensureJobs(table: JobTableContext, jobs: readonly JobRecor
   await Promise.all(
     jobs.map(async (job) => {
       if (states.has(job.jobId)) return;
-      try {
-        await table.ddb.send(
-          new PutCommand({
-            TableName: table.tableName,
-            Item: jobItem(job, table),
-            ConditionExpression: itemDoesNotExist,
-          }),
-        );
-        created.add(job.jobId);
-      } catch (error) {
-        // Written meanwhile by another caller, who sends it.
-        if (!(error instanceof ConditionalCheckFailedException))
-          throw new JobStoreError('record a job', error);
-      }
+      if (await putJobIfNew(table, job, 'record a job')) created.add(job.jobId);
     }),
   );
   return { created: jobIds.filter((jobId) => created.has(jobId)), untouched: waitingOf(jobIds, states) };

@@ -197,6 +197,22 @@ describe("the created checkpoint under the job's own key prefix (the default key
   });
 });
 
+/**
+ * A one-file job whose download is held, on fake timers, with the checkpoint's timer set: the copy is running
+ * and nothing after the claim and the listed key has been written.
+ */
+async function heldCopy() {
+  const timers = fakeTimers();
+  const b = announcingBench();
+  const jobId = await oneJob(b);
+  const updates = recordUpdates(b);
+  const held = holdDownloads(b);
+  const outcome = processJob(b.worker, jobId, receipt());
+  await held.requested;
+  await timers.armed();
+  return { b, jobId, updates, held, outcome };
+}
+
 describe('the created checkpoint', () => {
   afterEach(() => {
     jest.restoreAllMocks();
@@ -249,14 +265,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is written beside a copy still running CHECKPOINT_AFTER_MS after the create answer, then the store write', async () => {
-    const timers = fakeTimers();
-    const b = announcingBench();
-    const jobId = await oneJob(b);
-    const updates = recordUpdates(b);
-    const held = holdDownloads(b);
-    const outcome = processJob(b.worker, jobId, receipt());
-    await held.requested;
-    await timers.armed();
+    const { b, jobId, updates, held, outcome } = await heldCopy();
     jest.advanceTimersByTime(CHECKPOINT_AFTER_MS - 1);
     await settle();
     expect((await job(b, jobId)).status).toBe('processing');
@@ -305,14 +314,7 @@ describe('the created checkpoint', () => {
   });
 
   it('is carried by the store write when its own write beside the copy failed', async () => {
-    const timers = fakeTimers();
-    const b = announcingBench();
-    const jobId = await oneJob(b);
-    const updates = recordUpdates(b);
-    const held = holdDownloads(b);
-    const outcome = processJob(b.worker, jobId, receipt());
-    await held.requested;
-    await timers.armed();
+    const { b, jobId, updates, held, outcome } = await heldCopy();
     // The file's key is listed first: the failure is the checkpoint's.
     await until(() => updates.changes.length === 1);
     b.jobs.failNext('updateJob', new DocrelayError('JOB_STORE_UNAVAILABLE', 'down', { retryable: true }));
